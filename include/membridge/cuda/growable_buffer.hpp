@@ -1,0 +1,143 @@
+// membridge/cuda/growable_buffer.hpp: device memory that grows and shrinks in place, without copies.
+#pragma once
+
+#include <membridge/core/result.hpp>
+#include <membridge/cuda/address_range.hpp>
+#include <membridge/cuda/chunk_policy.hpp>
+#include <membridge/cuda/device.hpp>
+#include <membridge/cuda/mapping.hpp>
+#include <membridge/cuda/vmm_allocation.hpp>
+#include <membridge/os/unique_fd.hpp>
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+namespace membridge::cuda {
+
+/// Options for growable_buffer::create().
+struct growable_buffer_options {
+  std::size_t size = 0;          ///< Initial size in bytes (may be 0).
+  std::size_t max_size = 0;      ///< Largest size ever needed: the address range reserved up front (required).
+  chunk_policy chunks{};         ///< How growth is split into physical chunks.
+  allocation_options memory{};   ///< Properties of every chunk (handle type, RDMA, compression).
+};
+
+/// Where one physical chunk lies in a buffer.
+struct chunk_info {
+  std::size_t offset = 0;  ///< Byte offset from the buffer's base address.
+  std::size_t size = 0;    ///< Bytes (a granularity multiple).
+};
+
+/// One chunk exported for another API or process.
+struct exported_chunk {
+  os::unique_fd fd;        ///< The chunk's shareable fd. Ownership: the caller owns it.
+  std::size_t offset = 0;  ///< Where the chunk lies in the buffer.
+  std::size_t size = 0;    ///< The chunk's size, which an importer must pass to its import call.
+};
+
+/// Device memory at a fixed address that grows and shrinks without copying.
+///
+/// create() reserves `max_size` bytes of device address space once; grow() maps new physical chunks
+/// after the existing ones, so data() never changes and nothing is copied; shrink() unmaps whole
+/// chunks past the new size. Each chunk can be exported as an fd with its offset, so Vulkan, GL and
+/// other processes import the same memory.
+///
+/// size() is what the caller asked for; capacity() what is mapped (>= size(), whole chunks, grown
+/// geometrically per chunk_policy); max_size() the reserved range.
+/// A failed grow() leaves the buffer exactly as it was: same size, capacity, address and contents,
+/// nothing leaked. Not thread-safe: one thread grows or shrinks at a time, and no kernel may use
+/// memory past size() while another thread shrinks.
+///
+/// Move-only. Destruction waits for the device's queued work, then unmaps, releases and frees.
+class growable_buffer {
+ public:
+  /// Reserves the range and maps `options.size` bytes (rounded up to the granularity; chunks no
+  /// larger than max_chunk).
+  /// Errors: invalid_argument for max_size 0, size > max_size or a bad chunk_policy; unsupported when
+  /// the device cannot export the handle type; out_of_memory when memory or address space runs out.
+  /// Ownership: the buffer owns its range and chunks.
+  [[nodiscard]] static result<growable_buffer> create(const device& dev, const growable_buffer_options& options);
+
+  /// An empty buffer (not created).
+  growable_buffer() noexcept = default;
+  growable_buffer(const growable_buffer&) = delete;
+  growable_buffer& operator=(const growable_buffer&) = delete;
+  /// Takes over `other`'s memory (the address does not change); `other` becomes empty.
+  growable_buffer(growable_buffer&& other) noexcept;
+  /// Releases the held memory, then takes over `other`'s.
+  growable_buffer& operator=(growable_buffer&& other) noexcept;
+  /// Waits for the device, then unmaps, releases and frees everything.
+  ~growable_buffer();
+
+  /// Grows to `new_size` bytes. Contents and address are kept; new bytes are uninitialised. If the
+  /// capacity suffices no driver call is made, else chunks are added per the chunk policy.
+  /// Errors: invalid_argument when new_size < size(); out_of_memory when the device is full or
+  /// new_size > max_size() (address range full). On error the buffer is unchanged.
+  [[nodiscard]] result<void> grow(std::size_t new_size);
+
+  /// Shrinks to `new_size` bytes and unmaps every chunk that lies wholly past it, after waiting for
+  /// the device's queued work (cuCtxSynchronize). Bytes below new_size are kept.
+  /// Errors: invalid_argument when new_size > size(); the driver's error if waiting or unmapping
+  /// fails, in which case size() is new_size and the chunks not yet unmapped stay mapped.
+  [[nodiscard]] result<void> shrink(std::size_t new_size);
+
+  /// grow() or shrink(), whichever takes the size to `new_size`.
+  [[nodiscard]] result<void> resize(std::size_t new_size);
+
+  /// The device address of byte 0; fixed for the buffer's life. Ownership: owned by the buffer.
+  [[nodiscard]] CUdeviceptr address() const noexcept { return range_.base(); }
+  /// The device address as a typed pointer for kernels. Ownership: owned by the buffer.
+  template <class T = void>
+  [[nodiscard]] T* data() const noexcept {
+    return reinterpret_cast<T*>(static_cast<std::uintptr_t>(range_.base()));  // NOLINT(performance-no-int-to-ptr)
+  }
+
+  /// Bytes in use (what the caller last asked for).
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  /// Bytes mapped (sum of chunk sizes).
+  [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
+  /// Bytes reserved: the most the buffer can ever hold.
+  [[nodiscard]] std::size_t max_size() const noexcept { return range_.size(); }
+  /// The granularity every chunk size and offset is a multiple of.
+  [[nodiscard]] std::size_t granularity() const noexcept { return granularity_; }
+  /// True when created.
+  [[nodiscard]] bool valid() const noexcept { return range_.valid(); }
+
+  /// Number of mapped chunks.
+  [[nodiscard]] std::size_t chunk_count() const noexcept { return chunks_.size(); }
+  /// Where chunk `index` lies. Precondition: index < chunk_count().
+  [[nodiscard]] chunk_info chunk(std::size_t index) const noexcept;
+  /// Where every chunk lies, in address order.
+  [[nodiscard]] std::vector<chunk_info> chunks() const;
+
+  /// Exports chunk `index` as a new fd with its offset and size.
+  /// Ownership: the caller owns the returned fd; the chunk's memory stays alive while any exported fd
+  /// or import of it does, even after the buffer shrinks or is destroyed.
+  /// Errors: invalid_argument for an index out of range; unsupported for a non-exportable handle type.
+  [[nodiscard]] result<exported_chunk> export_chunk(std::size_t index) const;
+
+  /// The chunk policy in use.
+  [[nodiscard]] const chunk_policy& policy() const noexcept { return policy_; }
+
+ private:
+  struct owned_chunk {
+    vmm_allocation memory;
+    mapping map;
+    std::size_t offset = 0;
+  };
+
+  growable_buffer(address_range range, std::size_t granularity, const growable_buffer_options& options) noexcept;
+  [[nodiscard]] result<void> add_chunks(std::size_t required);
+  void release_all() noexcept;
+
+  address_range range_;
+  std::vector<owned_chunk> chunks_;
+  std::size_t size_ = 0;
+  std::size_t capacity_ = 0;
+  std::size_t granularity_ = 0;
+  chunk_policy policy_{};
+  allocation_options memory_options_{};
+};
+
+}  // namespace membridge::cuda

@@ -1,0 +1,112 @@
+// membridge/cuda/vmm_allocation.hpp: physical device memory made with cuMemCreate, exportable as a
+// shareable handle.
+#pragma once
+
+#include <membridge/core/result.hpp>
+#include <membridge/cuda/device.hpp>
+#include <membridge/os/borrowed_fd.hpp>
+#include <membridge/os/unique_fd.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace membridge::cuda {
+
+/// How an allocation can be shared with other APIs and processes.
+enum class handle_type : std::uint8_t {
+  none = 0,      ///< Not shareable.
+  posix_fd = 1,  ///< A POSIX file descriptor (Linux): Vulkan/GL import it, Unix sockets carry it.
+  win32 = 2,     ///< A Win32 NT handle (Windows; not implemented yet: create() reports unsupported).
+  fabric = 3,    ///< A fabric handle (multi-node NVLink; not implemented yet: create() reports unsupported).
+};
+
+/// Short name of a handle type, e.g. "posix_fd".
+[[nodiscard]] std::string_view to_string(handle_type type) noexcept;
+
+/// Properties of a new physical allocation.
+struct allocation_options {
+  handle_type handles = handle_type::posix_fd;  ///< Exportable handle type.
+  bool gpu_direct_rdma = false;                 ///< Request GPUDirect RDMA capability.
+  bool compressible = false;                    ///< Request generic compression (not shareable on all drivers).
+};
+
+/// The granularity of allocations with `options` on `dev`: every size and mapping offset is a
+/// multiple of it. Errors: unsupported when the device cannot make such allocations.
+[[nodiscard]] result<std::size_t> allocation_granularity(const device& dev, const allocation_options& options);
+
+/// Physical device memory (a CUmemGenericAllocationHandle). It has no address until a mapping puts
+/// it into an address_range.
+///
+/// Move-only; the destructor releases the handle (cuMemRelease). The driver keeps the memory alive
+/// while it is still mapped anywhere or imported by another API or process: an exported fd keeps the
+/// physical memory alive on its own.
+class vmm_allocation {
+ public:
+  /// Allocates `size` bytes, rounded up to the granularity of `options`, on `dev`.
+  /// Errors: invalid_argument for size 0; unsupported when the device cannot export `options.handles`;
+  /// out_of_memory when the device is full.
+  /// Ownership: the returned object owns the handle.
+  [[nodiscard]] static result<vmm_allocation> create(const device& dev, std::size_t size,
+                                                     const allocation_options& options = {});
+
+  /// Imports an allocation another process or API exported as a POSIX fd; `size` is the allocation's
+  /// size as the exporter reports it (the driver cannot tell).
+  /// Ownership: `fd` is borrowed: membridge duplicates it for the driver call and closes only the
+  /// duplicate; the caller keeps (and eventually closes) `fd`. The returned object owns a new handle.
+  /// Errors: invalid_argument for an empty fd, size 0 or a size that is not a granularity multiple;
+  /// the driver's error for an fd that is not a CUDA allocation.
+  [[nodiscard]] static result<vmm_allocation> import(const device& dev, os::borrowed_fd fd, std::size_t size);
+
+  /// Adopts a handle made elsewhere (e.g. by cuMemCreate in an engine).
+  /// Ownership: takes `handle`; it is released when this object is destroyed.
+  [[nodiscard]] static vmm_allocation from_native(const device& dev, CUmemGenericAllocationHandle handle,
+                                                  std::size_t size, handle_type handles) noexcept;
+
+  /// An empty object (no memory).
+  vmm_allocation() noexcept = default;
+  vmm_allocation(const vmm_allocation&) = delete;
+  vmm_allocation& operator=(const vmm_allocation&) = delete;
+  /// Takes over `other`'s handle; `other` becomes empty.
+  vmm_allocation(vmm_allocation&& other) noexcept;
+  /// Releases the held handle, then takes over `other`'s.
+  vmm_allocation& operator=(vmm_allocation&& other) noexcept;
+  /// Releases the handle (failures go to the log sink).
+  ~vmm_allocation();
+
+  /// Exports the allocation as a new POSIX fd (close-on-exec) that Vulkan, GL or another process can
+  /// import. Each call makes a new fd.
+  /// Ownership: the caller owns the returned fd.
+  /// Errors: invalid_argument for an empty object; unsupported if it was not created with posix_fd.
+  [[nodiscard]] result<os::unique_fd> export_fd() const;
+
+  /// Size in bytes (a multiple of the granularity).
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  /// The handle type it was created with.
+  [[nodiscard]] handle_type handles() const noexcept { return handles_; }
+  /// True when a handle is held.
+  [[nodiscard]] bool valid() const noexcept { return handle_ != 0; }
+  /// The driver handle. Ownership: still owned by this object.
+  [[nodiscard]] CUmemGenericAllocationHandle native() const noexcept { return handle_; }
+
+  /// Gives the handle up without releasing it; the object becomes empty.
+  /// Ownership: the caller must cuMemRelease the returned handle.
+  [[nodiscard]] CUmemGenericAllocationHandle release() noexcept;
+
+  /// Releases the handle now; the object becomes empty.
+  void reset() noexcept;
+
+  /// Internal: the device state the allocation belongs to.
+  [[nodiscard]] const std::shared_ptr<const detail::device_state>& state() const noexcept { return state_; }
+
+ private:
+  vmm_allocation(std::shared_ptr<const detail::device_state> state, CUmemGenericAllocationHandle handle,
+                 std::size_t size, handle_type handles) noexcept;
+
+  std::shared_ptr<const detail::device_state> state_;
+  CUmemGenericAllocationHandle handle_ = 0;
+  std::size_t size_ = 0;
+  handle_type handles_ = handle_type::none;
+};
+
+}  // namespace membridge::cuda

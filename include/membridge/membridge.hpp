@@ -1,0 +1,23 @@
+// membridge/membridge.hpp: the umbrella header; includes every module this build contains.
+#pragma once
+
+#include <membridge/config.hpp>
+
+#include <membridge/core/error.hpp>
+#include <membridge/core/log.hpp>
+#include <membridge/core/result.hpp>
+#include <membridge/core/units.hpp>
+
+#include <membridge/os/borrowed_fd.hpp>
+#include <membridge/os/dynamic_library.hpp>
+#include <membridge/os/unique_fd.hpp>
+
+#if MEMBRIDGE_HAS_CUDA
+#include <membridge/cuda/address_range.hpp>
+#include <membridge/cuda/chunk_policy.hpp>
+#include <membridge/cuda/device.hpp>
+#include <membridge/cuda/driver.hpp>
+#include <membridge/cuda/growable_buffer.hpp>
+#include <membridge/cuda/mapping.hpp>
+#include <membridge/cuda/vmm_allocation.hpp>
+#endif

@@ -1,0 +1,156 @@
+#include <membridge/core/units.hpp>
+#include <membridge/cuda/vmm_allocation.hpp>
+
+#include "detail/device_state.hpp"
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+namespace membridge::cuda {
+
+std::string_view to_string(handle_type type) noexcept {
+  switch (type) {
+    case handle_type::none: return "none";
+    case handle_type::posix_fd: return "posix_fd";
+    case handle_type::win32: return "win32";
+    case handle_type::fabric: return "fabric";
+  }
+  return "unknown";
+}
+
+namespace {
+
+// Checks that the device can make allocations with these options; returns their granularity.
+result<std::size_t> granularity_for(const detail::device_state& s, const allocation_options& options) {
+  const auto& caps = s.caps;
+  if (options.handles == handle_type::win32 || options.handles == handle_type::fabric)
+    return error(errc::unsupported, "vmm_allocation::create",
+                 std::string("membridge does not implement ") + std::string(to_string(options.handles)) +
+                     " handles yet; use posix_fd");
+  if (options.handles == handle_type::posix_fd && !caps.posix_fd_handles)
+    return error(errc::unsupported, "vmm_allocation::create", s.describe() + " cannot export POSIX fd handles");
+  if (options.gpu_direct_rdma && !caps.gpu_direct_rdma_with_vmm)
+    return error(errc::unsupported, "vmm_allocation::create", s.describe() + " has no GPUDirect RDMA with VMM");
+  if (options.compressible && !caps.generic_compression)
+    return error(errc::unsupported, "vmm_allocation::create", s.describe() + " has no generic compression");
+  if (options.handles == handle_type::posix_fd && !options.gpu_direct_rdma && !options.compressible)
+    return s.granularity;  // the device's default properties, read once at open
+  const CUmemAllocationProp prop = s.allocation_prop(options);
+  std::size_t granularity = 0;
+  if (const CUresult rc = s.api().cuMemGetAllocationGranularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+      rc != CUDA_SUCCESS)
+    return s.fail(rc, "cuMemGetAllocationGranularity", "reading the granularity for these allocation options");
+  return granularity;
+}
+
+}  // namespace
+
+result<std::size_t> allocation_granularity(const device& dev, const allocation_options& options) {
+  if (!dev.valid()) return error(errc::invalid_argument, "allocation_granularity", "the device is empty");
+  return granularity_for(*dev.state(), options);
+}
+
+vmm_allocation::vmm_allocation(std::shared_ptr<const detail::device_state> state, CUmemGenericAllocationHandle handle,
+                               std::size_t size, handle_type handles) noexcept
+    : state_(std::move(state)), handle_(handle), size_(size), handles_(handles) {}
+
+result<vmm_allocation> vmm_allocation::create(const device& dev, std::size_t size, const allocation_options& options) {
+  if (!dev.valid()) return error(errc::invalid_argument, "vmm_allocation::create", "the device is empty");
+  if (size == 0) return error(errc::invalid_argument, "vmm_allocation::create", "size is 0");
+  const auto& s = *dev.state();
+  MEMBRIDGE_TRY_ASSIGN(const std::size_t granularity, granularity_for(s, options));
+  const auto rounded = round_up(size, granularity);
+  if (!rounded) return error(errc::invalid_argument, "vmm_allocation::create", "size overflows when rounded up");
+  MEMBRIDGE_TRY_ASSIGN(auto scope, s.enter());
+  const CUmemAllocationProp prop = s.allocation_prop(options);
+  CUmemGenericAllocationHandle handle = 0;
+  if (const CUresult rc = s.api().cuMemCreate(&handle, *rounded, &prop, 0); rc != CUDA_SUCCESS)
+    return s.fail(rc, "cuMemCreate", "allocating " + format_bytes(*rounded));
+  return vmm_allocation(dev.state(), handle, *rounded, options.handles);
+}
+
+result<vmm_allocation> vmm_allocation::import(const device& dev, os::borrowed_fd fd, std::size_t size) {
+  if (!dev.valid()) return error(errc::invalid_argument, "vmm_allocation::import", "the device is empty");
+  if (!fd.valid()) return error(errc::invalid_argument, "vmm_allocation::import", "the fd is empty");
+  const auto& s = *dev.state();
+  if (size == 0 || !is_aligned(size, s.granularity))
+    return error(errc::invalid_argument, "vmm_allocation::import",
+                 "size " + std::to_string(size) + " is not a positive multiple of the granularity (" +
+                     format_bytes(s.granularity) + ")");
+  // cuMemImportFromShareableHandle only borrows the fd: give it a duplicate and close the duplicate
+  // afterwards, so the caller's fd is untouched whatever the driver does.
+  MEMBRIDGE_TRY_ASSIGN(os::unique_fd duplicate, fd.duplicate());
+  MEMBRIDGE_TRY_ASSIGN(auto scope, s.enter());
+  CUmemGenericAllocationHandle handle = 0;
+  void* os_handle = reinterpret_cast<void*>(static_cast<std::intptr_t>(duplicate.get()));  // NOLINT(performance-no-int-to-ptr)
+  if (const CUresult rc =
+          s.api().cuMemImportFromShareableHandle(&handle, os_handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+      rc != CUDA_SUCCESS)
+    return s.fail(rc, "cuMemImportFromShareableHandle", "importing a " + format_bytes(size) + " allocation from an fd");
+  return vmm_allocation(dev.state(), handle, size, handle_type::posix_fd);
+}
+
+vmm_allocation vmm_allocation::from_native(const device& dev, CUmemGenericAllocationHandle handle, std::size_t size,
+                                           handle_type handles) noexcept {
+  return vmm_allocation(dev.state(), handle, size, handles);
+}
+
+vmm_allocation::vmm_allocation(vmm_allocation&& other) noexcept
+    : state_(std::move(other.state_)),
+      handle_(std::exchange(other.handle_, 0)),
+      size_(std::exchange(other.size_, 0)),
+      handles_(std::exchange(other.handles_, handle_type::none)) {}
+
+vmm_allocation& vmm_allocation::operator=(vmm_allocation&& other) noexcept {
+  if (this != &other) {
+    reset();
+    state_ = std::move(other.state_);
+    handle_ = std::exchange(other.handle_, 0);
+    size_ = std::exchange(other.size_, 0);
+    handles_ = std::exchange(other.handles_, handle_type::none);
+  }
+  return *this;
+}
+
+vmm_allocation::~vmm_allocation() { reset(); }
+
+CUmemGenericAllocationHandle vmm_allocation::release() noexcept {
+  size_ = 0;
+  handles_ = handle_type::none;
+  state_.reset();
+  return std::exchange(handle_, 0);
+}
+
+void vmm_allocation::reset() noexcept {
+  if (handle_ != 0) {
+    // cuMemRelease needs no current context; the memory itself lives on while mapped or imported.
+    if (const CUresult rc = state_->api().cuMemRelease(handle_); rc != CUDA_SUCCESS)
+      detail::log_teardown_failure(state_->fail(rc, "cuMemRelease", "releasing a " + format_bytes(size_) + " allocation"));
+  }
+  handle_ = 0;
+  size_ = 0;
+  handles_ = handle_type::none;
+  state_.reset();
+}
+
+result<os::unique_fd> vmm_allocation::export_fd() const {
+  if (handle_ == 0) return error(errc::invalid_argument, "vmm_allocation::export_fd", "the allocation is empty");
+  if (handles_ != handle_type::posix_fd)
+    return error(errc::unsupported, "vmm_allocation::export_fd",
+                 std::string("the allocation was created with handle type ") + std::string(to_string(handles_)) +
+                     ", not posix_fd");
+  const auto& s = *state_;
+  MEMBRIDGE_TRY_ASSIGN(auto scope, s.enter());
+  int raw = -1;
+  if (const CUresult rc = s.api().cuMemExportToShareableHandle(&raw, handle_, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+      rc != CUDA_SUCCESS)
+    return s.fail(rc, "cuMemExportToShareableHandle", "exporting a " + format_bytes(size_) + " allocation as an fd");
+  auto fd = os::unique_fd::from_native(raw);
+  if (!fd) return error(errc::internal, "cuMemExportToShareableHandle", "the driver returned fd " + std::to_string(raw));
+  // The driver does not promise close-on-exec; membridge's fds never leak into exec'd children.
+  MEMBRIDGE_TRY(os::set_close_on_exec(fd));
+  return fd;
+}
+
+}  // namespace membridge::cuda
