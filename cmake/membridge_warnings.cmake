@@ -1,7 +1,7 @@
 # Warning flags for membridge's own targets (never forced on consumers).
 set(MEMBRIDGE_CXX_WARNINGS
     -Wall -Wextra -Wpedantic -Wconversion -Wsign-conversion -Wshadow -Wnon-virtual-dtor
-    -Wold-style-cast -Wcast-align -Woverloaded-virtual -Wnull-dereference -Wdouble-promotion
+    -Wold-style-cast -Wcast-align -Woverloaded-virtual -Wdouble-promotion
     -Wformat=2 -Wimplicit-fallthrough -Wmisleading-indentation -Wduplicated-cond -Wlogical-op)
 # Host-compiler warnings for .cu files: nvcc's generated code trips -Wpedantic/-Wold-style-cast, so a
 # smaller set is passed through.

@@ -50,7 +50,8 @@ result<std::vector<std::size_t>> plan_growth(const chunk_policy& policy, std::si
   // never past the range. Computed in long double so huge capacities do not overflow.
   const long double geometric = static_cast<long double>(capacity) * static_cast<long double>(policy.growth_factor);
   std::size_t target = geometric >= static_cast<long double>(limit) ? limit : static_cast<std::size_t>(geometric);
-  const std::size_t min_chunk = std::max(policy.min_chunk, granularity);
+  const auto min_rounded = round_up(std::max(policy.min_chunk, granularity), granularity);
+  const std::size_t min_chunk = min_rounded ? *min_rounded : limit;
   if (limit - capacity >= min_chunk) target = std::max(target, capacity + min_chunk);
   target = std::min(std::max(target, needed), limit);
   target = target / granularity * granularity;  // >= needed, which is a multiple

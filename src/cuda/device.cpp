@@ -147,10 +147,9 @@ result<void> read_identity(detail::device_state& s) {
   return ok();
 }
 
+// The optional capabilities; VMM support itself is read strictly by open().
 void read_capabilities(detail::device_state& s) {
   auto& c = s.caps;
-  c.virtual_memory_management =
-      read_flag(s, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, "virtual memory management");
   c.posix_fd_handles = read_flag(s, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, "POSIX fd handles");
   c.win32_handles = read_flag(s, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED, "Win32 handles");
   c.fabric_handles = read_flag(s, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED, "fabric handles");
@@ -214,6 +213,9 @@ result<device> device::open(std::shared_ptr<const driver> drv, int ordinal) {
   if (const CUresult rc = api.cuDeviceGet(&state->handle, ordinal); rc != CUDA_SUCCESS)
     return state->fail(rc, "cuDeviceGet", "opening the device");
   MEMBRIDGE_TRY(read_identity(*state));
+  MEMBRIDGE_TRY_ASSIGN(const int vmm, read_int(*state, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
+                                               "virtual memory management support"));
+  state->caps.virtual_memory_management = vmm != 0;
   read_capabilities(*state);
   if (!state->caps.virtual_memory_management)
     return error(errc::unsupported, "device::open",

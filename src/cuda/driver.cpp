@@ -41,9 +41,29 @@ error unavailable(std::string call, std::string context) {
   return error(errc::driver_unavailable, std::move(call), std::move(context));
 }
 
+// Names of the codes a driver may answer before cuGetErrorName itself works (the toolkit's stub
+// library answers every call, that one too, with CUDA_ERROR_STUB_LIBRARY).
+const char* fallback_name(CUresult code) noexcept {
+  switch (code) {
+    case CUDA_ERROR_INVALID_VALUE: return "CUDA_ERROR_INVALID_VALUE";
+    case CUDA_ERROR_OUT_OF_MEMORY: return "CUDA_ERROR_OUT_OF_MEMORY";
+    case CUDA_ERROR_NOT_INITIALIZED: return "CUDA_ERROR_NOT_INITIALIZED";
+    case CUDA_ERROR_STUB_LIBRARY: return "CUDA_ERROR_STUB_LIBRARY";
+    case CUDA_ERROR_DEVICE_UNAVAILABLE: return "CUDA_ERROR_DEVICE_UNAVAILABLE";
+    case CUDA_ERROR_NO_DEVICE: return "CUDA_ERROR_NO_DEVICE";
+    case CUDA_ERROR_OPERATING_SYSTEM: return "CUDA_ERROR_OPERATING_SYSTEM";
+    case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH: return "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH";
+    case CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE: return "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE";
+    case CUDA_ERROR_SYSTEM_NOT_READY: return "CUDA_ERROR_SYSTEM_NOT_READY";
+    case CUDA_ERROR_UNKNOWN: return "CUDA_ERROR_UNKNOWN";
+    default: return nullptr;
+  }
+}
+
 std::string cu_name(decltype(&::cuGetErrorName) get_name, CUresult code) {
   const char* name = nullptr;
   if (get_name != nullptr && get_name(code, &name) == CUDA_SUCCESS && name != nullptr) return name;
+  if (const char* known = fallback_name(code)) return known;
   return "CUresult " + std::to_string(static_cast<int>(code));
 }
 

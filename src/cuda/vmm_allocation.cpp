@@ -124,9 +124,13 @@ CUmemGenericAllocationHandle vmm_allocation::release() noexcept {
 
 void vmm_allocation::reset() noexcept {
   if (handle_ != 0) {
-    // cuMemRelease needs no current context; the memory itself lives on while mapped or imported.
-    if (const CUresult rc = state_->api().cuMemRelease(handle_); rc != CUDA_SUCCESS)
-      detail::log_teardown_failure(state_->fail(rc, "cuMemRelease", "releasing a " + format_bytes(size_) + " allocation"));
+    // The physical memory lives on while it is mapped, imported or exported elsewhere.
+    if (auto scope = state_->enter(); !scope) {
+      detail::log_teardown_failure(scope.error());
+    } else if (const CUresult rc = state_->api().cuMemRelease(handle_); rc != CUDA_SUCCESS) {
+      detail::log_teardown_failure(
+          state_->fail(rc, "cuMemRelease", "releasing a " + format_bytes(size_) + " allocation"));
+    }
   }
   handle_ = 0;
   size_ = 0;

@@ -75,8 +75,9 @@ class [[nodiscard]] result {
     return has_value() ? *std::get_if<0>(&v_) : static_cast<T>(std::forward<U>(fallback));
   }
 
-  /// Adds outer context to a held error; a held value passes through unchanged.
-  [[nodiscard]] result&& with_context(std::string_view outer) && {
+  /// Adds outer context to a held error; a held value passes through unchanged. Returns a new
+  /// result (by value, so `MEMBRIDGE_TRY(f().with_context(...))` never refers to a dead temporary).
+  [[nodiscard]] result with_context(std::string_view outer) && {
     if (!has_value()) error().add_context(outer);
     return std::move(*this);
   }
@@ -117,8 +118,8 @@ class [[nodiscard]] result<void> {
   /// The error, moved out. Precondition: !has_value().
   [[nodiscard]] membridge::error&& error() && { return std::move(*e_); }
 
-  /// Adds outer context to a held error.
-  [[nodiscard]] result&& with_context(std::string_view outer) && {
+  /// Adds outer context to a held error. Returns a new result (by value).
+  [[nodiscard]] result with_context(std::string_view outer) && {
     if (e_) e_->add_context(outer);
     return std::move(*this);
   }

@@ -1,0 +1,30 @@
+// Uses every built module through the umbrella header: proves headers, static libraries and their
+// link dependencies reach a consumer. Succeeds with or without a GPU.
+#include <membridge/membridge.hpp>
+
+#include <cstdio>
+#include <sys/mman.h>
+
+namespace mb = membridge;
+using namespace mb::literals;
+
+int main() {
+  // core + os
+  auto fd = mb::os::unique_fd::from_native(::memfd_create("consumer", MFD_CLOEXEC));
+  auto dup = mb::os::borrowed_fd(fd).duplicate();
+  if (!dup || !*mb::os::borrowed_fd(*dup).is_close_on_exec()) return 1;
+  // cuda: works on a GPU machine, reports driver_unavailable elsewhere; never crashes.
+  auto dev = mb::cuda::device::open(0);
+  if (dev) {
+    auto buffer = mb::cuda::growable_buffer::create(*dev, {.size = 2_MiB, .max_size = 64_MiB});
+    if (!buffer || !buffer->grow(4_MiB)) return 2;
+    std::printf("device 0: %s, buffer grown to %s\n", dev->name().c_str(), mb::format_bytes(buffer->size()).c_str());
+  } else if (dev.error().code() == mb::errc::driver_unavailable) {
+    std::printf("no CUDA driver here: %s\n", dev.error().message().c_str());
+  } else {
+    std::printf("unexpected error: %s\n", dev.error().message().c_str());
+    return 3;
+  }
+  std::printf("membridge %s consumer ok\n", MEMBRIDGE_VERSION_STRING);
+  return 0;
+}

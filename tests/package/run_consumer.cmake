@@ -1,0 +1,23 @@
+# Configures, builds and runs the consumer project in one of two modes; fails on any error or if the
+# consumer does not print its success line.
+file(REMOVE_RECURSE "${BINARY}")
+if(MODE STREQUAL "find_package")
+  set(mode_args -DMEMBRIDGE_CONSUMER_MODE=find_package "-DCMAKE_PREFIX_PATH=${STAGE}")
+else()
+  set(mode_args -DMEMBRIDGE_CONSUMER_MODE=add_subdirectory "-DMEMBRIDGE_SOURCE_DIR=${REPO}")
+endif()
+execute_process(
+  COMMAND ${CMAKE_COMMAND} -S "${SOURCE}" -B "${BINARY}" -G "${GENERATOR}" "-DCMAKE_CXX_COMPILER=${CXX}" ${mode_args}
+  RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "configuring the consumer (${MODE}) failed")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} --build "${BINARY}" RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "building the consumer (${MODE}) failed")
+endif()
+execute_process(COMMAND "${BINARY}/membridge_consumer" RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+message(STATUS "consumer output:\n${out}${err}")
+if(NOT rc EQUAL 0 OR NOT out MATCHES "membridge [0-9.]+ consumer ok")
+  message(FATAL_ERROR "the consumer (${MODE}) failed (exit ${rc})")
+endif()

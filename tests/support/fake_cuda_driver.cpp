@@ -1,0 +1,530 @@
+#include "fake_cuda_driver.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <string_view>
+#include <string>
+#include <sys/mman.h>
+#include <unistd.h>
+
+namespace membridge::testing {
+
+namespace {
+
+fake_cuda* g_active = nullptr;  // test-only: plain function pointers need somewhere to find the model
+
+int g_primary_marker = 0;
+
+fake_cuda& active() { return *g_active; }
+
+std::string hex(std::uint64_t v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(v));
+  return text;
+}
+
+// Runs the common prologue: records the call, returns an injected failure if one is due.
+#define FAKE_ENTER(name)                                     \
+  if (auto injected = active().enter_call(name); injected) \
+  return *injected
+
+#define FAKE_REQUIRE_CONTEXT(name)                                          \
+  if (!active().context_current()) active().note_misuse(std::string(name) + " without a current context")
+
+CUresult fake_cuInit(unsigned int) {
+  FAKE_ENTER("cuInit");
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuDriverGetVersion(int* version) {
+  FAKE_ENTER("cuDriverGetVersion");
+  *version = 13000;
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuGetErrorName(CUresult code, const char** name) {
+  switch (code) {
+    case CUDA_SUCCESS: *name = "CUDA_SUCCESS"; return CUDA_SUCCESS;
+    case CUDA_ERROR_INVALID_VALUE: *name = "CUDA_ERROR_INVALID_VALUE"; return CUDA_SUCCESS;
+    case CUDA_ERROR_OUT_OF_MEMORY: *name = "CUDA_ERROR_OUT_OF_MEMORY"; return CUDA_SUCCESS;
+    case CUDA_ERROR_NOT_INITIALIZED: *name = "CUDA_ERROR_NOT_INITIALIZED"; return CUDA_SUCCESS;
+    case CUDA_ERROR_NO_DEVICE: *name = "CUDA_ERROR_NO_DEVICE"; return CUDA_SUCCESS;
+    case CUDA_ERROR_INVALID_DEVICE: *name = "CUDA_ERROR_INVALID_DEVICE"; return CUDA_SUCCESS;
+    case CUDA_ERROR_NOT_SUPPORTED: *name = "CUDA_ERROR_NOT_SUPPORTED"; return CUDA_SUCCESS;
+    case CUDA_ERROR_ILLEGAL_ADDRESS: *name = "CUDA_ERROR_ILLEGAL_ADDRESS"; return CUDA_SUCCESS;
+    case CUDA_ERROR_LAUNCH_FAILED: *name = "CUDA_ERROR_LAUNCH_FAILED"; return CUDA_SUCCESS;
+    case CUDA_ERROR_INVALID_CONTEXT: *name = "CUDA_ERROR_INVALID_CONTEXT"; return CUDA_SUCCESS;
+    case CUDA_ERROR_UNKNOWN: *name = "CUDA_ERROR_UNKNOWN"; return CUDA_SUCCESS;
+    default: *name = nullptr; return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+
+CUresult fake_cuGetErrorString(CUresult code, const char** text) { return fake_cuGetErrorName(code, text); }
+
+CUresult fake_cuDeviceGetCount(int* count) {
+  FAKE_ENTER("cuDeviceGetCount");
+  *count = active().device_count;
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuDeviceGet(CUdevice* dev, int ordinal) {
+  FAKE_ENTER("cuDeviceGet");
+  if (ordinal < 0 || ordinal >= active().device_count) return CUDA_ERROR_INVALID_DEVICE;
+  *dev = ordinal;
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuDeviceGetName(char* name, int length, CUdevice dev) {
+  FAKE_ENTER("cuDeviceGetName");
+  if (dev < 0 || dev >= active().device_count || length <= 0) return CUDA_ERROR_INVALID_VALUE;
+  std::snprintf(name, static_cast<std::size_t>(length), "%s", active().device_name.c_str());
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuDeviceGetUuid(CUuuid* uuid, CUdevice dev) {
+  FAKE_ENTER("cuDeviceGetUuid");
+  if (dev < 0 || dev >= active().device_count) return CUDA_ERROR_INVALID_DEVICE;
+  for (int i = 0; i < 16; ++i) uuid->bytes[i] = static_cast<char>(0x10 * (dev + 1) + i);
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuDeviceGetAttribute(int* value, CUdevice_attribute attribute, CUdevice dev) {
+  FAKE_ENTER("cuDeviceGetAttribute");
+  if (dev < 0 || dev >= active().device_count) return CUDA_ERROR_INVALID_DEVICE;
+  const auto found = active().attributes.find(static_cast<int>(attribute));
+  if (found == active().attributes.end()) return CUDA_ERROR_INVALID_VALUE;
+  *value = found->second;
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuDeviceTotalMem(std::size_t* bytes, CUdevice dev) {
+  FAKE_ENTER("cuDeviceTotalMem");
+  if (dev < 0 || dev >= active().device_count) return CUDA_ERROR_INVALID_DEVICE;
+  *bytes = active().total_memory;
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuDeviceGetPCIBusId(char* bus, int length, CUdevice dev) {
+  FAKE_ENTER("cuDeviceGetPCIBusId");
+  std::snprintf(bus, static_cast<std::size_t>(length), "0000:%02x:00.0", dev + 1);
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuDevicePrimaryCtxRetain(CUcontext* ctx, CUdevice) {
+  FAKE_ENTER("cuDevicePrimaryCtxRetain");
+  ++active().retains_;
+  *ctx = fake_primary_context();
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuDevicePrimaryCtxRelease(CUdevice) {
+  FAKE_ENTER("cuDevicePrimaryCtxRelease");
+  if (active().retains_ <= 0) {
+    active().note_misuse("cuDevicePrimaryCtxRelease without a retain");
+    return CUDA_ERROR_INVALID_CONTEXT;
+  }
+  --active().retains_;
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuCtxGetCurrent(CUcontext* ctx) {
+  FAKE_ENTER("cuCtxGetCurrent");
+  auto& f = active();
+  *ctx = f.context_stack_.empty() ? f.current_ : f.context_stack_.back();
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuCtxPushCurrent(CUcontext ctx) {
+  FAKE_ENTER("cuCtxPushCurrent");
+  if (ctx != fake_primary_context()) active().note_misuse("cuCtxPushCurrent of an unknown context");
+  if (active().retains_ <= 0) active().note_misuse("cuCtxPushCurrent of a primary context nobody retains");
+  active().context_stack_.push_back(ctx);
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuCtxPopCurrent(CUcontext* ctx) {
+  FAKE_ENTER("cuCtxPopCurrent");
+  auto& f = active();
+  if (f.context_stack_.empty()) {
+    f.note_misuse("cuCtxPopCurrent with nothing pushed");
+    return CUDA_ERROR_INVALID_CONTEXT;
+  }
+  *ctx = f.context_stack_.back();
+  f.context_stack_.pop_back();
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuCtxSynchronize() {
+  FAKE_ENTER("cuCtxSynchronize");
+  FAKE_REQUIRE_CONTEXT("cuCtxSynchronize");
+  ++active().syncs_;
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuMemGetInfo(std::size_t* free_bytes, std::size_t* total_bytes) {
+  FAKE_ENTER("cuMemGetInfo");
+  FAKE_REQUIRE_CONTEXT("cuMemGetInfo");
+  *free_bytes = active().free_memory_;
+  *total_bytes = active().total_memory;
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuMemGetAllocationGranularity(std::size_t* granularity, const CUmemAllocationProp* prop,
+                                            CUmemAllocationGranularity_flags) {
+  FAKE_ENTER("cuMemGetAllocationGranularity");
+  if (prop == nullptr || prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE) return CUDA_ERROR_INVALID_VALUE;
+  *granularity = active().granularity;
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuMemCreate(CUmemGenericAllocationHandle* handle, std::size_t size, const CUmemAllocationProp* prop,
+                          unsigned long long flags) {
+  FAKE_ENTER("cuMemCreate");
+  FAKE_REQUIRE_CONTEXT("cuMemCreate");
+  auto& f = active();
+  if (size == 0 || size % f.granularity != 0 || flags != 0 || prop == nullptr) {
+    f.note_misuse("cuMemCreate with size " + std::to_string(size) + " (not a granularity multiple) or bad flags");
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  if (prop->location.id < 0 || prop->location.id >= f.device_count) {
+    f.note_misuse("cuMemCreate on device " + std::to_string(prop->location.id));
+    return CUDA_ERROR_INVALID_DEVICE;
+  }
+  if (size > f.free_memory_) return CUDA_ERROR_OUT_OF_MEMORY;
+  const std::uint64_t id = f.next_id_++;
+  f.physicals_[id] = {size, 1};
+  f.free_memory_ -= size;
+  const CUmemGenericAllocationHandle h = f.next_id_++;
+  f.handles_[h] = {id, size};
+  *handle = h;
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuMemRelease(CUmemGenericAllocationHandle handle) {
+  FAKE_ENTER("cuMemRelease");
+  FAKE_REQUIRE_CONTEXT("cuMemRelease");
+  auto& f = active();
+  const auto found = f.handles_.find(handle);
+  if (found == f.handles_.end()) {
+    f.note_misuse("cuMemRelease of unknown or released handle " + hex(handle));
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  const std::uint64_t physical_id = found->second.physical_id;
+  f.handles_.erase(found);
+  f.drop_reference(physical_id);
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuMemAddressReserve(CUdeviceptr* ptr, std::size_t size, std::size_t alignment, CUdeviceptr addr,
+                                  unsigned long long flags) {
+  FAKE_ENTER("cuMemAddressReserve");
+  FAKE_REQUIRE_CONTEXT("cuMemAddressReserve");
+  auto& f = active();
+  if (size == 0 || size % f.granularity != 0 || addr != 0 || flags != 0 ||
+      (alignment != 0 && (alignment & (alignment - 1)) != 0)) {
+    f.note_misuse("cuMemAddressReserve with size " + std::to_string(size) + ", alignment " + std::to_string(alignment));
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  if (size > f.address_space - f.reserved_bytes_) return CUDA_ERROR_OUT_OF_MEMORY;
+  const std::size_t align = alignment == 0 ? f.granularity : alignment;
+  CUdeviceptr base = (f.next_address_ + align - 1) / align * align;
+  f.next_address_ = base + size + f.granularity;  // a guard gap between ranges
+  f.ranges_[base] = size;
+  f.reserved_bytes_ += size;
+  *ptr = base;
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuMemAddressFree(CUdeviceptr ptr, std::size_t size) {
+  FAKE_ENTER("cuMemAddressFree");
+  FAKE_REQUIRE_CONTEXT("cuMemAddressFree");
+  auto& f = active();
+  const auto found = f.ranges_.find(ptr);
+  if (found == f.ranges_.end() || found->second != size) {
+    f.note_misuse("cuMemAddressFree of " + hex(ptr) + "+" + std::to_string(size) + ", which is not a reservation");
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  for (const auto& [address, m] : f.mappings_) {
+    if (address >= ptr && address < ptr + size) {
+      f.note_misuse("cuMemAddressFree of " + hex(ptr) + " while " + hex(address) + " is still mapped");
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+  }
+  f.reserved_bytes_ -= size;
+  f.ranges_.erase(found);
+  return CUDA_SUCCESS;
+}
+
+bool inside_reservation(const fake_cuda& f, CUdeviceptr ptr, std::size_t size) {
+  for (const auto& [base, length] : f.ranges_)
+    if (ptr >= base && size <= length && ptr - base <= length - size) return true;
+  return false;
+}
+
+CUresult fake_cuMemMap(CUdeviceptr ptr, std::size_t size, std::size_t offset, CUmemGenericAllocationHandle handle,
+                       unsigned long long flags) {
+  FAKE_ENTER("cuMemMap");
+  FAKE_REQUIRE_CONTEXT("cuMemMap");
+  auto& f = active();
+  const auto h = f.handles_.find(handle);
+  if (h == f.handles_.end()) {
+    f.note_misuse("cuMemMap of unknown handle " + hex(handle));
+    return CUDA_ERROR_INVALID_HANDLE;
+  }
+  if (offset != 0 || flags != 0 || size != h->second.size || ptr % f.granularity != 0) {
+    f.note_misuse("cuMemMap with size " + std::to_string(size) + " of a " + std::to_string(h->second.size) +
+                  " handle, offset " + std::to_string(offset));
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  if (!inside_reservation(f, ptr, size)) {
+    f.note_misuse("cuMemMap at " + hex(ptr) + " outside any reservation");
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  for (const auto& [address, m] : f.mappings_) {
+    if (ptr < address + m.size && address < ptr + size) {
+      f.note_misuse("cuMemMap at " + hex(ptr) + " overlaps the mapping at " + hex(address));
+      return CUDA_ERROR_ALREADY_MAPPED;
+    }
+  }
+  f.mappings_[ptr] = {ptr, size, handle, h->second.physical_id, 0};
+  ++f.physicals_[h->second.physical_id].references;
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuMemUnmap(CUdeviceptr ptr, std::size_t size) {
+  FAKE_ENTER("cuMemUnmap");
+  FAKE_REQUIRE_CONTEXT("cuMemUnmap");
+  auto& f = active();
+  // The range must consist of whole mappings, back to back.
+  std::vector<CUdeviceptr> covered;
+  CUdeviceptr at = ptr;
+  while (at < ptr + size) {
+    const auto m = f.mappings_.find(at);
+    if (m == f.mappings_.end()) {
+      f.note_misuse("cuMemUnmap of " + hex(ptr) + "+" + std::to_string(size) + " that is not whole mappings");
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    covered.push_back(at);
+    at += m->second.size;
+  }
+  if (at != ptr + size || covered.empty()) {
+    f.note_misuse("cuMemUnmap of " + hex(ptr) + "+" + std::to_string(size) + " ends inside a mapping");
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  for (const CUdeviceptr address : covered) {
+    // The handle may be released already: the mapping holds the physical memory, not the handle.
+    const std::uint64_t physical_id = f.mappings_[address].physical_id;
+    f.mappings_.erase(address);
+    f.drop_reference(physical_id);
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuMemSetAccess(CUdeviceptr ptr, std::size_t size, const CUmemAccessDesc* desc, std::size_t count) {
+  FAKE_ENTER("cuMemSetAccess");
+  FAKE_REQUIRE_CONTEXT("cuMemSetAccess");
+  auto& f = active();
+  if (count != 1 || desc == nullptr || desc->location.type != CU_MEM_LOCATION_TYPE_DEVICE) {
+    f.note_misuse("cuMemSetAccess with a bad descriptor");
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  CUdeviceptr at = ptr;
+  std::vector<CUdeviceptr> covered;
+  while (at < ptr + size) {
+    const auto m = f.mappings_.find(at);
+    if (m == f.mappings_.end()) {
+      f.note_misuse("cuMemSetAccess on " + hex(ptr) + "+" + std::to_string(size) + " that is not all mapped");
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    covered.push_back(at);
+    at += m->second.size;
+  }
+  for (const CUdeviceptr address : covered) f.mappings_[address].access = static_cast<int>(desc->flags);
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuMemExportToShareableHandle(void* out, CUmemGenericAllocationHandle handle,
+                                           CUmemAllocationHandleType type, unsigned long long flags) {
+  FAKE_ENTER("cuMemExportToShareableHandle");
+  FAKE_REQUIRE_CONTEXT("cuMemExportToShareableHandle");
+  auto& f = active();
+  const auto h = f.handles_.find(handle);
+  if (h == f.handles_.end() || type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR || flags != 0) {
+    f.note_misuse("cuMemExportToShareableHandle of handle " + hex(handle));
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  // Like the real driver, the fd is not close-on-exec; membridge must set it. The memfd holds the
+  // physical id so an import can find the memory.
+  const int fd = ::memfd_create("fake-cuda-export", 0);
+  if (fd < 0) return CUDA_ERROR_OPERATING_SYSTEM;
+  const std::uint64_t id = h->second.physical_id;
+  const std::uint64_t size = h->second.size;
+  if (::pwrite(fd, &id, sizeof id, 0) != static_cast<ssize_t>(sizeof id) ||
+      ::pwrite(fd, &size, sizeof size, sizeof id) != static_cast<ssize_t>(sizeof size)) {
+    ::close(fd);
+    return CUDA_ERROR_OPERATING_SYSTEM;
+  }
+  std::memcpy(out, &fd, sizeof fd);
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handle, void* os_handle,
+                                             CUmemAllocationHandleType type) {
+  FAKE_ENTER("cuMemImportFromShareableHandle");
+  FAKE_REQUIRE_CONTEXT("cuMemImportFromShareableHandle");
+  auto& f = active();
+  if (type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) return CUDA_ERROR_INVALID_VALUE;
+  const int fd = static_cast<int>(reinterpret_cast<std::intptr_t>(os_handle));
+  std::uint64_t id = 0;
+  std::uint64_t size = 0;
+  if (::pread(fd, &id, sizeof id, 0) != static_cast<ssize_t>(sizeof id) ||
+      ::pread(fd, &size, sizeof size, sizeof id) != static_cast<ssize_t>(sizeof size))
+    return CUDA_ERROR_INVALID_VALUE;  // not an fd this driver exported
+  const auto p = f.physicals_.find(id);
+  if (p == f.physicals_.end()) return CUDA_ERROR_INVALID_VALUE;
+  ++p->second.references;
+  const CUmemGenericAllocationHandle h = f.next_id_++;
+  f.handles_[h] = {id, static_cast<std::size_t>(size)};
+  *handle = h;
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+CUcontext fake_primary_context() noexcept { return reinterpret_cast<CUcontext>(&g_primary_marker); }
+
+fake_cuda::fake_cuda() {
+  if (g_active != nullptr) std::abort();  // one fake at a time
+  g_active = this;
+  free_memory_ = total_memory;
+  attributes = {
+      {CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, 1},
+      {CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, 1},
+      {CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED, 0},
+      {CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED, 1},
+      {CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED, 1},
+      {CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED, 0},
+      {CU_DEVICE_ATTRIBUTE_TIMELINE_SEMAPHORE_INTEROP_SUPPORTED, 1},
+      {CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, 1},
+      {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 9},
+      {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, 0},
+  };
+}
+
+fake_cuda::~fake_cuda() { g_active = nullptr; }
+
+cuda::driver_api fake_cuda::table() {
+  cuda::driver_api t{};
+  t.cuInit = &fake_cuInit;
+  t.cuDriverGetVersion = &fake_cuDriverGetVersion;
+  t.cuGetErrorName = &fake_cuGetErrorName;
+  t.cuGetErrorString = &fake_cuGetErrorString;
+  t.cuDeviceGetCount = &fake_cuDeviceGetCount;
+  t.cuDeviceGet = &fake_cuDeviceGet;
+  t.cuDeviceGetName = &fake_cuDeviceGetName;
+  t.cuDeviceGetUuid = &fake_cuDeviceGetUuid;
+  t.cuDeviceGetAttribute = &fake_cuDeviceGetAttribute;
+  t.cuDeviceTotalMem = &fake_cuDeviceTotalMem;
+  t.cuDeviceGetPCIBusId = &fake_cuDeviceGetPCIBusId;
+  t.cuDevicePrimaryCtxRetain = &fake_cuDevicePrimaryCtxRetain;
+  t.cuDevicePrimaryCtxRelease = &fake_cuDevicePrimaryCtxRelease;
+  t.cuCtxGetCurrent = &fake_cuCtxGetCurrent;
+  t.cuCtxPushCurrent = &fake_cuCtxPushCurrent;
+  t.cuCtxPopCurrent = &fake_cuCtxPopCurrent;
+  t.cuCtxSynchronize = &fake_cuCtxSynchronize;
+  t.cuMemGetInfo = &fake_cuMemGetInfo;
+  t.cuMemGetAllocationGranularity = &fake_cuMemGetAllocationGranularity;
+  t.cuMemCreate = &fake_cuMemCreate;
+  t.cuMemRelease = &fake_cuMemRelease;
+  t.cuMemAddressReserve = &fake_cuMemAddressReserve;
+  t.cuMemAddressFree = &fake_cuMemAddressFree;
+  t.cuMemMap = &fake_cuMemMap;
+  t.cuMemUnmap = &fake_cuMemUnmap;
+  t.cuMemSetAccess = &fake_cuMemSetAccess;
+  t.cuMemExportToShareableHandle = &fake_cuMemExportToShareableHandle;
+  t.cuMemImportFromShareableHandle = &fake_cuMemImportFromShareableHandle;
+  return t;
+}
+
+std::shared_ptr<const cuda::driver> fake_cuda::driver() const {
+  auto drv = cuda::driver::from_table(table(), 13000);
+  if (!drv) std::abort();  // the fake table is complete by construction
+  return std::move(drv).value();
+}
+
+void fake_cuda::fail_nth_call(int n, CUresult code) {
+  clear_failures();
+  fail_at_ = counted_ + n;
+  fail_code_ = code;
+}
+
+void fake_cuda::fail_function(const std::string& function, CUresult code, int occurrence) {
+  clear_failures();
+  fail_function_ = function;
+  fail_occurrence_ = occurrence;
+  fail_code_ = code;
+}
+
+void fake_cuda::clear_failures() {
+  fail_at_ = -1;
+  fail_function_.clear();
+  fail_occurrence_ = 0;
+  fired_ = false;
+}
+
+std::optional<CUresult> fake_cuda::enter_call(const char* function) {
+  calls_.emplace_back(function);
+  if (!fail_function_.empty() && fail_function_ == function && --fail_occurrence_ == 0) {
+    fail_function_.clear();
+    fired_ = true;
+    failed_function_ = function;
+    return fail_code_;
+  }
+  // Teardown calls are not counted: a failure-at-every-step loop fails forward steps, and the real
+  // driver does not fail these for reasons a caller could handle. fail_function() still reaches them.
+  static constexpr std::array<std::string_view, 5> teardown{"cuCtxPopCurrent", "cuMemUnmap", "cuMemRelease",
+                                                            "cuMemAddressFree", "cuDevicePrimaryCtxRelease"};
+  if (std::find(teardown.begin(), teardown.end(), function) != teardown.end()) return std::nullopt;
+  const int index = counted_++;
+  if (fail_at_ >= 0 && index == fail_at_) {
+    fail_at_ = -1;
+    fired_ = true;
+    failed_function_ = function;
+    return fail_code_;
+  }
+  return std::nullopt;
+}
+
+void fake_cuda::drop_reference(std::uint64_t physical_id) {
+  auto p = physicals_.find(physical_id);
+  if (p == physicals_.end()) {
+    note_misuse("internal: reference to unknown physical memory");
+    return;
+  }
+  if (--p->second.references == 0) {
+    free_memory_ += p->second.size;
+    physicals_.erase(p);
+  }
+}
+
+fake_cuda::snapshot fake_cuda::state() const {
+  snapshot s;
+  for (const auto& [h, rec] : handles_) s.handles[h] = rec.size;
+  s.ranges = ranges_;
+  s.mappings = mappings_;
+  s.free_memory = free_memory_;
+  return s;
+}
+
+std::vector<std::string> fake_cuda::leaks() const {
+  std::vector<std::string> out;
+  for (const auto& [h, rec] : handles_) out.push_back("handle " + hex(h) + " (" + std::to_string(rec.size) + " bytes)");
+  for (const auto& [base, size] : ranges_) out.push_back("range " + hex(base) + "+" + std::to_string(size));
+  for (const auto& [address, m] : mappings_) out.push_back("mapping " + hex(address) + "+" + std::to_string(m.size));
+  if (retains_ != 0) out.push_back(std::to_string(retains_) + " primary context retain(s)");
+  if (!context_stack_.empty()) out.push_back(std::to_string(context_stack_.size()) + " pushed context(s)");
+  return out;
+}
+
+}  // namespace membridge::testing

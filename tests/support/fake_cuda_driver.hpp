@@ -1,0 +1,131 @@
+// A scripted CUDA driver for unit tests: a driver_api table whose functions keep a model of handles,
+// physical memory, reserved ranges, mappings, access and contexts; they check every call against the
+// rules of the real driver (recording misuse instead of crashing), report leaks, and can be told to
+// fail the n-th call or a named function.
+#pragma once
+
+#include <membridge/cuda/driver.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace membridge::testing {
+
+class fake_cuda {
+ public:
+  /// One mapped piece of the address space.
+  struct mapping_rec {
+    CUdeviceptr address = 0;
+    std::size_t size = 0;
+    CUmemGenericAllocationHandle handle = 0;
+    std::uint64_t physical_id = 0;
+    int access = 0;  // CUmemAccess_flags of device 0
+    friend bool operator==(const mapping_rec&, const mapping_rec&) = default;
+  };
+  /// Everything a test may compare before and after an operation.
+  struct snapshot {
+    std::map<CUmemGenericAllocationHandle, std::size_t> handles;  // live handle -> size
+    std::map<CUdeviceptr, std::size_t> ranges;                    // reserved base -> size
+    std::map<CUdeviceptr, mapping_rec> mappings;                  // mapped address -> record
+    std::size_t free_memory = 0;
+    friend bool operator==(const snapshot&, const snapshot&) = default;
+  };
+
+  /// Installs this instance as the one the table's functions use (one at a time per process).
+  fake_cuda();
+  /// Uninstalls it. Leaks and misuse are for the test to check before this runs.
+  ~fake_cuda();
+  fake_cuda(const fake_cuda&) = delete;
+  fake_cuda& operator=(const fake_cuda&) = delete;
+
+  // ------------------------------------------------------------------------ configuration ---
+  int device_count = 1;
+  std::string device_name = "Fake GPU";
+  std::size_t granularity = std::size_t{2} << 20;
+  std::size_t total_memory = std::size_t{80} << 30;
+  std::size_t address_space = std::size_t{1} << 46;  // reservable bytes in all
+  std::map<int, int> attributes;                     // CUdevice_attribute -> value (defaults: an H100)
+
+  /// The driver table, wrapped (from_table). Every function routes to the installed instance.
+  [[nodiscard]] std::shared_ptr<const cuda::driver> driver() const;
+  /// The raw table.
+  [[nodiscard]] static cuda::driver_api table();
+
+  // -------------------------------------------------------------------- failure injection ---
+  /// The n-th counted call from now (0-based) returns `code`; only one injection is pending.
+  void fail_nth_call(int n, CUresult code = CUDA_ERROR_OUT_OF_MEMORY);
+  /// The `occurrence`-th call (1-based, from now) of `function` returns `code`.
+  void fail_function(const std::string& function, CUresult code, int occurrence = 1);
+  /// Clears pending injections.
+  void clear_failures();
+  /// Whether a pending injection fired since it was set.
+  [[nodiscard]] bool injection_fired() const noexcept { return fired_; }
+  /// The function the last injected failure hit.
+  [[nodiscard]] const std::string& failed_function() const noexcept { return failed_function_; }
+  /// Calls counted so far: every driver call except the error-name lookups and the teardown calls
+  /// (cuCtxPopCurrent, cuMemUnmap, cuMemRelease, cuMemAddressFree, cuDevicePrimaryCtxRelease).
+  [[nodiscard]] int counted_calls() const noexcept { return counted_; }
+
+  // --------------------------------------------------------------------------- inspection ---
+  [[nodiscard]] snapshot state() const;
+  /// Calls that broke a driver rule (wrong order, unknown handle, overlap...): must stay empty.
+  [[nodiscard]] const std::vector<std::string>& misuse() const noexcept { return misuse_; }
+  /// What is still alive (handles, ranges, mappings, context retains, pushed contexts).
+  [[nodiscard]] std::vector<std::string> leaks() const;
+  /// Names of all calls (counted or not), in order.
+  [[nodiscard]] const std::vector<std::string>& calls() const noexcept { return calls_; }
+  /// How many times cuCtxSynchronize ran.
+  [[nodiscard]] int synchronize_count() const noexcept { return syncs_; }
+  /// Current primary-context retain count of device 0.
+  [[nodiscard]] int primary_retains() const noexcept { return retains_; }
+
+  // --------------------------------------------------- model (used by the table's functions) ---
+  struct physical {
+    std::size_t size = 0;
+    int references = 0;  // handles + mappings
+  };
+  struct handle_rec {
+    std::uint64_t physical_id = 0;
+    std::size_t size = 0;
+  };
+  /// Returns the injected failure for this call, if any, and records the call.
+  std::optional<CUresult> enter_call(const char* function);
+  void note_misuse(std::string what) { misuse_.push_back(std::move(what)); }
+  bool context_current() const noexcept { return !context_stack_.empty() || current_ != nullptr; }
+  void drop_reference(std::uint64_t physical_id);
+
+  std::map<std::uint64_t, physical> physicals_;
+  std::map<CUmemGenericAllocationHandle, handle_rec> handles_;
+  std::map<CUdeviceptr, std::size_t> ranges_;
+  std::map<CUdeviceptr, mapping_rec> mappings_;
+  std::size_t free_memory_ = 0;
+  std::size_t reserved_bytes_ = 0;
+  std::uint64_t next_id_ = 1;
+  CUdeviceptr next_address_ = 0x7f0000000000ULL;
+  CUcontext current_ = nullptr;             // set by a test to pretend the runtime made it current
+  std::vector<CUcontext> context_stack_;    // pushed by membridge
+  int retains_ = 0;
+  int syncs_ = 0;
+
+ private:
+  std::vector<std::string> misuse_;
+  std::vector<std::string> calls_;
+  int counted_ = 0;
+  int fail_at_ = -1;
+  CUresult fail_code_ = CUDA_SUCCESS;
+  std::string fail_function_;
+  int fail_occurrence_ = 0;
+  bool fired_ = false;
+  std::string failed_function_;
+};
+
+/// The fake primary context handle of device 0.
+CUcontext fake_primary_context() noexcept;
+
+}  // namespace membridge::testing
