@@ -2,7 +2,7 @@
 // check (so every test asserts the data, not a return code) and bandwidth kernels.
 #pragma once
 
-#include <cuda_runtime_api.h>
+#include <cuda_runtime.h>  // also defines __host__ / __device__ for host-compiled includers
 
 #include <cstddef>
 #include <cstdint>
