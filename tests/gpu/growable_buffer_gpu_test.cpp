@@ -5,6 +5,8 @@
 #include <membridge/core/units.hpp>
 #include <membridge/cuda/growable_buffer.hpp>
 
+#include <cstdio>
+
 namespace {
 
 using namespace membridge::literals;
@@ -79,6 +81,7 @@ TEST_F(growable_buffer_gpu, a_grow_past_free_memory_fails_cleanly_with_the_old_d
   ASSERT_FALSE(failed) << "growing to 1.5x the device memory succeeded?";
   EXPECT_EQ(failed.error().code(), membridge::errc::out_of_memory) << failed.error().message();
   EXPECT_NE(failed.error().message().find("cuMemCreate"), std::string::npos) << failed.error().message();
+  std::printf("the failed grow reported: %s\n", failed.error().message().c_str());
   EXPECT_EQ(b->size(), 256_MiB);
   EXPECT_EQ(b->capacity(), 256_MiB);
   EXPECT_EQ(b->chunk_count(), 1u);

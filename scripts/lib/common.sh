@@ -1,0 +1,35 @@
+# Shared by membridge's scripts: repository root, toolchain on PATH, and installing missing Debian
+# packages when this is possible (root + apt-get), so a fresh machine needs no manual setup.
+
+membridge_root() { cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd; }
+
+# Build dependencies, by Debian package name (third_party/README.md says what each is for).
+MEMBRIDGE_BUILD_PACKAGES=(cmake ninja-build g++ libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev)
+
+membridge_use_cuda_toolkit() {
+  if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
+    export PATH=/usr/local/cuda/bin:$PATH
+  fi
+  if ! command -v nvcc >/dev/null 2>&1; then
+    echo "membridge: the CUDA toolkit (nvcc, cuda.h) is required; install it to /usr/local/cuda" >&2
+    return 1
+  fi
+}
+
+# membridge_ensure_packages PKG...: installs the missing ones with apt-get when running as root.
+membridge_ensure_packages() {
+  local missing=()
+  local p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "membridge: installing ${missing[*]}"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null &&
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    echo "membridge: missing Debian packages: ${missing[*]} (install them, or run as root to let this script do it)" >&2
+    return 1
+  fi
+}
