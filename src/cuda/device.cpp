@@ -124,16 +124,23 @@ result<int> read_int(const detail::device_state& s, CUdevice_attribute attribute
   return value;
 }
 
+// The UUID of the device `handle`.
+result<device_uuid> query_uuid(const driver& drv, CUdevice handle) {
+  CUuuid raw{};
+  if (const CUresult rc = drv.api().cuDeviceGetUuid(&raw, handle); rc != CUDA_SUCCESS)
+    return drv.make_error(rc, "cuDeviceGetUuid", "reading the UUID of device " + std::to_string(handle));
+  device_uuid uuid;
+  for (std::size_t i = 0; i < uuid.bytes.size(); ++i) uuid.bytes[i] = static_cast<std::uint8_t>(raw.bytes[i]);
+  return uuid;
+}
+
 result<void> read_identity(detail::device_state& s) {
   const auto& api = s.api();
   char name[256] = {};
   if (const CUresult rc = api.cuDeviceGetName(name, sizeof name - 1, s.handle); rc != CUDA_SUCCESS)
     return s.fail(rc, "cuDeviceGetName", "reading the device name");
   s.name = name;
-  CUuuid uuid{};
-  if (const CUresult rc = api.cuDeviceGetUuid(&uuid, s.handle); rc != CUDA_SUCCESS)
-    return s.fail(rc, "cuDeviceGetUuid", "reading the device UUID");
-  for (std::size_t i = 0; i < s.uuid.bytes.size(); ++i) s.uuid.bytes[i] = static_cast<std::uint8_t>(uuid.bytes[i]);
+  MEMBRIDGE_TRY_ASSIGN(s.uuid, query_uuid(*s.drv, s.handle));
   char bus[32] = {};
   if (api.cuDeviceGetPCIBusId(bus, sizeof bus - 1, s.handle) == CUDA_SUCCESS) s.pci_bus_id = bus;
   std::size_t total = 0;
@@ -232,13 +239,8 @@ result<device> device::open_by_uuid(std::shared_ptr<const driver> drv, const dev
   MEMBRIDGE_TRY_ASSIGN(const int n, count(drv));
   for (int i = 0; i < n; ++i) {
     CUdevice handle = 0;
-    CUuuid id{};
-    if (drv->api().cuDeviceGet(&handle, i) != CUDA_SUCCESS || drv->api().cuDeviceGetUuid(&id, handle) != CUDA_SUCCESS)
-      continue;
-    device_uuid candidate;
-    for (std::size_t b = 0; b < candidate.bytes.size(); ++b)
-      candidate.bytes[b] = static_cast<std::uint8_t>(id.bytes[b]);
-    if (candidate == uuid) return open(drv, i);
+    if (drv->api().cuDeviceGet(&handle, i) != CUDA_SUCCESS) continue;  // a device that cannot be asked cannot match
+    if (const auto candidate = query_uuid(*drv, handle); candidate && *candidate == uuid) return open(drv, i);
   }
   return error(errc::invalid_argument, "device::open_by_uuid",
                "no CUDA device has UUID " + uuid.to_string() + " (" + std::to_string(n) + " devices checked)");

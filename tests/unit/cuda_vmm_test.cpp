@@ -3,6 +3,8 @@
 #include "fake_driver_test.hpp"
 #include "fd_leak_listener.hpp"
 
+#include "log_capture.hpp"
+
 #include <membridge/core/log.hpp>
 #include <membridge/core/units.hpp>
 #include <membridge/cuda/address_range.hpp>
@@ -266,25 +268,16 @@ TEST_F(vmm_test, a_failure_at_every_step_of_allocate_reserve_map_leaks_nothing) 
   EXPECT_GE(failures, 5);  // create, reserve, map, set access, export at least
 }
 
-struct log_capture {
-  std::vector<std::string> lines;
-  static void sink(membridge::log_level, std::string_view m, void* user) noexcept {
-    static_cast<log_capture*>(user)->lines.emplace_back(m);
-  }
-};
-
 TEST_F(vmm_test, teardown_failures_are_logged_not_thrown) {
-  log_capture logs;
-  membridge::set_log_sink(&log_capture::sink, &logs);
+  membridge::testing::log_capture logs;
   {
     auto dev = open_device();
     auto memory = vmm_allocation::create(dev, 2_MiB);
     ASSERT_TRUE(memory);
     fake_.fail_function("cuMemRelease", CUDA_ERROR_INVALID_VALUE);
   }
-  membridge::set_log_sink(nullptr);
-  ASSERT_EQ(logs.lines.size(), 1u);
-  EXPECT_NE(logs.lines[0].find("cuMemRelease: CUDA_ERROR_INVALID_VALUE"), std::string::npos) << logs.lines[0];
+  ASSERT_EQ(logs.lines().size(), 1u);
+  EXPECT_NE(logs.lines()[0].find("cuMemRelease: CUDA_ERROR_INVALID_VALUE"), std::string::npos) << logs.lines()[0];
   check_leaks_ = false;  // the fake keeps the handle whose release it refused
 }
 

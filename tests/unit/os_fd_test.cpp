@@ -1,3 +1,5 @@
+#include "log_capture.hpp"
+
 #include <membridge/core/log.hpp>
 #include <membridge/os/borrowed_fd.hpp>
 #include <membridge/os/unique_fd.hpp>
@@ -81,22 +83,13 @@ TEST(unique_fd, negative_values_make_an_empty_owner) {
   EXPECT_EQ(fd.get(), -1);
 }
 
-struct log_capture {
-  std::vector<std::string> lines;
-  static void sink(membridge::log_level, std::string_view m, void* user) noexcept {
-    static_cast<log_capture*>(user)->lines.emplace_back(m);
-  }
-};
-
 TEST(unique_fd, a_failing_close_is_logged_not_thrown_or_retried) {
-  log_capture logs;
-  membridge::set_log_sink(&log_capture::sink, &logs);
+  membridge::testing::log_capture logs;
   const int raw = raw_memfd();
   ::close(raw);  // someone else closed it behind the owner's back
   { auto fd = unique_fd::from_native(raw); }
-  membridge::set_log_sink(nullptr);
-  ASSERT_EQ(logs.lines.size(), 1u);
-  EXPECT_NE(logs.lines[0].find("close: EBADF"), std::string::npos) << logs.lines[0];
+  ASSERT_EQ(logs.lines().size(), 1u);
+  EXPECT_NE(logs.lines()[0].find("close: EBADF"), std::string::npos) << logs.lines()[0];
 }
 
 TEST(borrowed_fd, never_closes_and_views_an_owner) {
