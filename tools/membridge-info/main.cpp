@@ -1,0 +1,64 @@
+// membridge-info: a preflight check that prints the CUDA driver, the devices, their UUIDs and the
+// VMM/handle capabilities membridge needs, as text or (--json) as JSON for scripts.
+#include "report.hpp"
+
+#include <membridge/config.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <limits>
+#include <optional>
+#include <string>
+
+namespace {
+
+using membridge::info::exit_status;
+
+/// What the command line asked for.
+struct command_line {
+  bool json = false;                           ///< Print JSON instead of text.
+  membridge::info::collect_options collect;    ///< Which library and devices to look at.
+};
+
+/// Declares the flags on `app`, writing into `cmd` (and `device` for --device).
+void declare_flags(CLI::App& app, command_line& cmd, int& device) {
+  app.add_flag("--json", cmd.json, "Print the report as JSON on stdout (and nothing else there)");
+  app.add_option("--device", device, "Only list the CUDA device with this ordinal")
+      ->check(CLI::Range(0, std::numeric_limits<int>::max()))
+      ->type_name("N");
+  app.add_option("--cuda-library", cmd.collect.cuda_library, "The CUDA driver library to load")
+      ->capture_default_str()
+      ->type_name("PATH");
+  app.set_version_flag("--version", std::string("membridge-info ") + MEMBRIDGE_VERSION_STRING,
+                       "Print membridge's version and exit");
+}
+
+/// Parses argv into `cmd`. Returns the status to exit with when parsing ends the program (--help,
+/// --version: 0; a usage error: 1, after CLI11 printed why), or nothing to go on.
+std::optional<int> parse(int argc, char** argv, command_line& cmd) {
+  CLI::App app("Prints what membridge needs from this machine: the CUDA driver, the devices, their UUIDs\n"
+               "and VMM/handle capabilities. Exit status: 0 when a device is usable, 2 when none is\n"
+               "(or CUDA is unavailable), 1 for a usage error.",
+               "membridge-info");
+  int device = -1;
+  declare_flags(app, cmd, device);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? static_cast<int>(exit_status::usable) : static_cast<int>(exit_status::usage_error);
+  }
+  if (device >= 0) cmd.collect.device = device;
+  return std::nullopt;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  command_line cmd;
+  if (const auto stop = parse(argc, argv, cmd)) return *stop;
+  const auto report = membridge::info::collect(cmd.collect);
+  const std::string text = cmd.json ? membridge::info::render_json(report) : membridge::info::render_text(report);
+  std::fputs(text.c_str(), stdout);
+  return static_cast<int>(membridge::info::exit_status_of(report));
+}

@@ -1,0 +1,322 @@
+#include "report.hpp"
+
+#include <membridge/config.hpp>
+#include <membridge/core/units.hpp>
+
+#include <cstdint>
+#include <string_view>
+#include <utility>
+
+namespace membridge::info {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+// ------------------------------------------------------------------------------- collecting ---
+
+report empty_report(const collect_options& options) {
+  report r;
+  r.membridge_version = MEMBRIDGE_VERSION_STRING;
+  r.cuda.library = options.cuda_library;
+  return r;
+}
+
+// Name, UUID and PCI bus id straight from the driver, for a device cuda::device::open refused:
+// people need to know which GPU that was. Best effort; what fails stays empty.
+device_identity probe_identity(const cuda::driver& drv, int ordinal) {
+  device_identity id;
+  const auto& api = drv.api();
+  CUdevice handle = 0;
+  if (api.cuDeviceGet(&handle, ordinal) != CUDA_SUCCESS) return id;
+  char name[256] = {};
+  if (api.cuDeviceGetName(name, static_cast<int>(sizeof name - 1), handle) == CUDA_SUCCESS) id.name = name;
+  CUuuid raw{};
+  if (api.cuDeviceGetUuid(&raw, handle) == CUDA_SUCCESS) {
+    cuda::device_uuid uuid;
+    for (std::size_t i = 0; i < uuid.bytes.size(); ++i) uuid.bytes[i] = static_cast<std::uint8_t>(raw.bytes[i]);
+    id.uuid = uuid;
+  }
+  char bus[32] = {};
+  if (api.cuDeviceGetPCIBusId(bus, static_cast<int>(sizeof bus - 1), handle) == CUDA_SUCCESS) id.pci_bus_id = bus;
+  return id;
+}
+
+device_identity identity_of(const cuda::device& dev) {
+  return {dev.name(), dev.uuid(), dev.pci_bus_id()};
+}
+
+device_properties properties_of(const cuda::device& dev) {
+  return {dev.compute_capability(), dev.total_memory(), dev.granularity(), dev.recommended_granularity(),
+          dev.capabilities()};
+}
+
+// The few words that say why a device cannot be opened: membridge's own sentence when it raised
+// the error, else the failing driver call and its code.
+std::string describe_failure(const error& e) {
+  if (e.source() != error_source::membridge) return std::string(e.call()) + ": " + std::string(e.native_name());
+  if (!e.context().empty()) return std::string(e.context());
+  return std::string(e.call()) + ": " + std::string(to_string(e.code()));
+}
+
+verdict judge(const cuda_device_report& d) {
+  if (d.open_error) return {false, describe_failure(*d.open_error)};
+  const auto& caps = d.properties->capabilities;
+  if (!caps.virtual_memory_management) return {false, "no CUDA virtual memory management (VMM)"};
+  if (!caps.posix_fd_handles) return {false, "VMM allocations cannot be exported as POSIX fds"};
+  return {true, "VMM and POSIX fd export supported"};
+}
+
+void describe_opened(const cuda::device& dev, cuda_device_report& d) {
+  d.identity = identity_of(dev);
+  d.properties = properties_of(dev);
+  auto memory = dev.memory();
+  if (memory) {
+    d.memory = *memory;
+  } else {
+    d.memory_error = std::move(memory).error();
+  }
+}
+
+cuda_device_report collect_device(const std::shared_ptr<const cuda::driver>& drv, int ordinal) {
+  cuda_device_report d;
+  d.ordinal = ordinal;
+  auto opened = cuda::device::open(drv, ordinal);
+  if (opened) {
+    describe_opened(*opened, d);
+  } else {
+    d.identity = probe_identity(*drv, ordinal);
+    d.open_error = std::move(opened).error();
+  }
+  d.usability = judge(d);
+  return d;  // the device (and its primary-context retain) is released here
+}
+
+std::vector<int> ordinals_to_list(int count, const collect_options& options) {
+  if (options.device) return {*options.device};
+  std::vector<int> ordinals;
+  for (int i = 0; i < count; ++i) ordinals.push_back(i);
+  return ordinals;
+}
+
+// ---------------------------------------------------------------------------------- text ---
+
+constexpr std::size_t value_column = 32;
+
+// "  label:" padded so values line up in one column.
+void row(std::string& out, std::string_view indent, std::string_view label, std::string_view value) {
+  std::string head = std::string(indent) + std::string(label) + ":";
+  if (head.size() < value_column) head.resize(value_column, ' ');
+  else head += ' ';
+  out += head;
+  out += value;
+  out += '\n';
+}
+
+std::string yes_no(bool value) { return value ? "yes" : "no"; }
+
+void error_rows(std::string& out, std::string_view indent, std::string_view label, const error& e) {
+  row(out, indent, label, to_string(e.code()));
+  row(out, indent, "detail", e.message());
+}
+
+std::string compute_capability_text(const std::array<int, 2>& cc) {
+  return std::to_string(cc[0]) + "." + std::to_string(cc[1]);
+}
+
+void identity_rows(std::string& out, const device_identity& id) {
+  row(out, "  ", "name", id.name.empty() ? "(unknown)" : id.name);
+  row(out, "  ", "UUID", id.uuid ? id.uuid->to_string() : "(unknown)");
+  row(out, "  ", "PCI bus id", id.pci_bus_id.empty() ? "(unknown)" : id.pci_bus_id);
+}
+
+void capability_rows(std::string& out, const cuda::device_capabilities& c) {
+  out += "  capabilities:\n";
+  row(out, "    ", "virtual memory (VMM)", yes_no(c.virtual_memory_management));
+  row(out, "    ", "POSIX fd handles", yes_no(c.posix_fd_handles));
+  row(out, "    ", "Win32 handles", yes_no(c.win32_handles));
+  row(out, "    ", "fabric handles", yes_no(c.fabric_handles));
+  row(out, "    ", "GPUDirect RDMA with VMM", yes_no(c.gpu_direct_rdma_with_vmm));
+  row(out, "    ", "generic compression", yes_no(c.generic_compression));
+  row(out, "    ", "timeline semaphore interop", yes_no(c.timeline_semaphore_interop));
+  row(out, "    ", "unified addressing", yes_no(c.unified_addressing));
+}
+
+void memory_row(std::string& out, const cuda_device_report& d) {
+  if (d.memory) row(out, "  ", "free memory", format_bytes(d.memory->free_bytes));
+  if (d.memory_error) {
+    row(out, "  ", "free memory", "(unknown)");
+    error_rows(out, "  ", "free memory error", *d.memory_error);
+  }
+}
+
+void property_rows(std::string& out, const cuda_device_report& d) {
+  const auto& p = *d.properties;
+  row(out, "  ", "compute capability", compute_capability_text(p.compute_capability));
+  row(out, "  ", "total memory", format_bytes(p.total_memory_bytes));
+  memory_row(out, d);
+  row(out, "  ", "granularity",
+      format_bytes(p.granularity_bytes) + " (recommended " + format_bytes(p.recommended_granularity_bytes) + ")");
+  capability_rows(out, p.capabilities);
+}
+
+void device_section(std::string& out, const cuda_device_report& d) {
+  out += "\nCUDA device " + std::to_string(d.ordinal) + "\n";
+  identity_rows(out, d.identity);
+  if (d.properties) property_rows(out, d);
+  if (d.open_error) error_rows(out, "  ", "error", *d.open_error);
+  row(out, "  ", "usable by membridge", yes_no(d.usability.usable) + " (" + d.usability.reason + ")");
+}
+
+void cuda_section(std::string& out, const cuda_report& c) {
+  out += "\nCUDA\n";
+  row(out, "  ", "available", yes_no(c.available));
+  row(out, "  ", "library", c.library.empty() ? "(a caller-supplied function table)" : c.library);
+  if (c.driver_version)
+    row(out, "  ", "driver version",
+        format_cuda_version(*c.driver_version) + " (" + std::to_string(*c.driver_version) + ")");
+  if (c.device_count) row(out, "  ", "devices", std::to_string(*c.device_count));
+  if (c.failure) error_rows(out, "  ", "error", *c.failure);
+  for (const auto& d : c.devices) device_section(out, d);
+}
+
+std::string summary(const cuda_report& c) {
+  if (!c.available) return "CUDA is unavailable, so membridge cannot run here.";
+  std::size_t usable = 0;
+  for (const auto& d : c.devices) usable += d.usability.usable ? 1 : 0;
+  return std::to_string(usable) + " of " + std::to_string(c.devices.size()) + " listed CUDA device" +
+         (c.devices.size() == 1 ? "" : "s") + " usable by membridge.";
+}
+
+// ---------------------------------------------------------------------------------- JSON ---
+
+template <class T>
+json or_null(const std::optional<T>& value) {
+  return value ? json(*value) : json(nullptr);
+}
+
+json json_of(const std::optional<error>& e) {
+  if (!e) return nullptr;
+  json j = json::object();
+  j["category"] = std::string(to_string(e->code()));
+  j["message"] = e->message();
+  return j;
+}
+
+json json_of(const cuda::device_capabilities& c) {
+  json j = json::object();
+  j["virtual_memory_management"] = c.virtual_memory_management;
+  j["posix_fd_handles"] = c.posix_fd_handles;
+  j["win32_handles"] = c.win32_handles;
+  j["fabric_handles"] = c.fabric_handles;
+  j["gpu_direct_rdma_with_vmm"] = c.gpu_direct_rdma_with_vmm;
+  j["generic_compression"] = c.generic_compression;
+  j["timeline_semaphore_interop"] = c.timeline_semaphore_interop;
+  j["unified_addressing"] = c.unified_addressing;
+  return j;
+}
+
+json text_or_null(const std::string& text) { return text.empty() ? json(nullptr) : json(text); }
+
+void identity_fields(json& j, const device_identity& id) {
+  j["name"] = text_or_null(id.name);
+  j["uuid"] = id.uuid ? json(id.uuid->to_string()) : json(nullptr);
+  j["pci_bus_id"] = text_or_null(id.pci_bus_id);
+}
+
+void property_fields(json& j, const cuda_device_report& d) {
+  const auto& p = d.properties;
+  j["compute_capability"] = p ? json(compute_capability_text(p->compute_capability)) : json(nullptr);
+  j["total_memory_bytes"] = p ? json(p->total_memory_bytes) : json(nullptr);
+  j["free_memory_bytes"] = d.memory ? json(d.memory->free_bytes) : json(nullptr);
+  j["free_memory_error"] = json_of(d.memory_error);
+  j["granularity_bytes"] = p ? json(p->granularity_bytes) : json(nullptr);
+  j["recommended_granularity_bytes"] = p ? json(p->recommended_granularity_bytes) : json(nullptr);
+  j["capabilities"] = p ? json_of(p->capabilities) : json(nullptr);
+}
+
+json json_of(const cuda_device_report& d) {
+  json j = json::object();
+  j["ordinal"] = d.ordinal;
+  identity_fields(j, d.identity);
+  property_fields(j, d);
+  j["usable"] = d.usability.usable;
+  j["usable_reason"] = d.usability.reason;
+  j["error"] = json_of(d.open_error);
+  return j;
+}
+
+json json_of(const cuda_report& c) {
+  json j = json::object();
+  j["available"] = c.available;
+  j["error"] = json_of(c.failure);
+  j["driver_version"] = or_null(c.driver_version);
+  j["library"] = c.library;
+  j["device_count"] = or_null(c.device_count);
+  j["devices"] = json::array();
+  for (const auto& d : c.devices) j["devices"].push_back(json_of(d));
+  return j;
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------------------ public API ---
+
+report collect(const collect_options& options) {
+  auto loaded = cuda::driver::load(options.cuda_library);
+  if (!loaded) return collect_unavailable(std::move(loaded).error(), options);
+  return collect(*loaded, options);
+}
+
+report collect(const std::shared_ptr<const cuda::driver>& drv, const collect_options& options) {
+  report r = empty_report(options);
+  r.cuda.library = drv->library_name();
+  r.cuda.driver_version = drv->version();
+  auto count = cuda::device::count(drv);
+  if (!count) {
+    r.cuda.failure = std::move(count).error();
+    return r;
+  }
+  r.cuda.available = true;
+  r.cuda.device_count = *count;
+  for (const int ordinal : ordinals_to_list(*count, options)) r.cuda.devices.push_back(collect_device(drv, ordinal));
+  return r;
+}
+
+report collect_unavailable(error load_error, const collect_options& options) {
+  report r = empty_report(options);
+  r.cuda.failure = std::move(load_error);
+  return r;
+}
+
+exit_status exit_status_of(const report& r) noexcept {
+  for (const auto& d : r.cuda.devices)
+    if (d.usability.usable) return exit_status::usable;
+  return exit_status::not_usable;
+}
+
+std::string format_cuda_version(int version) {
+  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+}
+
+std::string render_text(const report& r) {
+  std::string out = "membridge " + r.membridge_version + "\n";
+  cuda_section(out, r.cuda);
+  out += "\nSummary: " + summary(r.cuda) + "\n";
+  return out;
+}
+
+json make_json(const report& r) {
+  json j = json::object();
+  j["membridge"] = json::object();
+  j["membridge"]["version"] = r.membridge_version;
+  j["cuda"] = json_of(r.cuda);
+  return j;
+}
+
+std::string render_json(const report& r) {
+  // Names and driver messages are not guaranteed UTF-8: replace bad bytes instead of throwing.
+  return make_json(r).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace membridge::info
