@@ -4,27 +4,35 @@
 #include <type_traits>
 #include <utility>
 
-// Every member of driver_api, in declaration order. X(name) receives the unversioned driver name;
-// cuda.h's version macros turn the member name into the current ABI's (cuMemGetInfo -> _v2) both here
-// and in the struct, while #name stays the symbol to look up.
-#define MEMBRIDGE_CUDA_DRIVER_ENTRIES(X)                                                                   \
-  X(cuInit) X(cuDriverGetVersion) X(cuGetErrorName) X(cuGetErrorString) X(cuDeviceGetCount) X(cuDeviceGet) \
-  X(cuDeviceGetName) X(cuDeviceGetUuid) X(cuDeviceGetAttribute) X(cuDeviceTotalMem)                        \
-  X(cuDeviceGetPCIBusId) X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) X(cuCtxGetCurrent)      \
-  X(cuCtxPushCurrent) X(cuCtxPopCurrent) X(cuCtxSynchronize) X(cuMemGetInfo)                               \
-  X(cuMemGetAllocationGranularity) X(cuMemCreate) X(cuMemRelease) X(cuMemAddressReserve)                   \
-  X(cuMemAddressFree) X(cuMemMap) X(cuMemUnmap) X(cuMemSetAccess) X(cuMemExportToShareableHandle)          \
-  X(cuMemImportFromShareableHandle)
+// Every member of driver_api, in declaration order, with the ABI version its type names: X(name,
+// version) loads `name` through cuGetProcAddress at exactly that version. cuda.h's version macros
+// rename some members (cuMemGetInfo -> cuMemGetInfo_v2) consistently here and in the struct, while
+// #name stays the symbol to look up.
+#define MEMBRIDGE_CUDA_DRIVER_ENTRIES(X)                                                              \
+  X(cuInit, 2000) X(cuDriverGetVersion, 2020) X(cuGetErrorName, 6000) X(cuGetErrorString, 6000)       \
+  X(cuDeviceGetCount, 2000) X(cuDeviceGet, 2000) X(cuDeviceGetName, 2000) X(cuDeviceGetUuid, 11040)   \
+  X(cuDeviceGetAttribute, 2000) X(cuDeviceTotalMem, 3020) X(cuDeviceGetPCIBusId, 4010)                \
+  X(cuDevicePrimaryCtxRetain, 7000) X(cuDevicePrimaryCtxRelease, 11000) X(cuCtxGetCurrent, 4000)      \
+  X(cuCtxPushCurrent, 4000) X(cuCtxPopCurrent, 4000) X(cuCtxSynchronize, 2000) X(cuMemGetInfo, 3020)  \
+  X(cuMemGetAllocationGranularity, 10020) X(cuMemCreate, 10020) X(cuMemRelease, 10020)                \
+  X(cuMemAddressReserve, 10020) X(cuMemAddressFree, 10020) X(cuMemMap, 10020) X(cuMemUnmap, 10020)    \
+  X(cuMemSetAccess, 10020) X(cuMemExportToShareableHandle, 10020) X(cuMemImportFromShareableHandle, 10020)
 
 namespace membridge::cuda {
 
 namespace {
 
-#define MEMBRIDGE_COUNT_(name) +1
+#define MEMBRIDGE_COUNT_(name, version) +1
 constexpr std::size_t entry_count = 0 MEMBRIDGE_CUDA_DRIVER_ENTRIES(MEMBRIDGE_COUNT_);
 #undef MEMBRIDGE_COUNT_
 static_assert(sizeof(driver_api) == entry_count * sizeof(void (*)()),
               "driver_api and MEMBRIDGE_CUDA_DRIVER_ENTRIES must list the same functions");
+// Each member's type is the ABI of the version the loader asks for.
+#define MEMBRIDGE_SAME_ABI_(name, version)                                          \
+  static_assert(std::is_same_v<decltype(driver_api::name), PFN_##name##_v##version>, \
+                #name " must be loaded at the version its driver_api type names");
+MEMBRIDGE_CUDA_DRIVER_ENTRIES(MEMBRIDGE_SAME_ABI_)
+#undef MEMBRIDGE_SAME_ABI_
 
 constexpr int oldest_supported_driver = 12000;  // cuGetProcAddress_v2 appeared in CUDA 12.0
 constexpr const char* default_library = "libcuda.so.1";
@@ -67,12 +75,14 @@ std::string cu_name(decltype(&::cuGetErrorName) get_name, CUresult code) {
   return "CUresult " + std::to_string(static_cast<int>(code));
 }
 
-// Loads one driver_api slot through cuGetProcAddress, asking for the ABI of the headers we built with.
+// Loads one driver_api slot through cuGetProcAddress, asking for the ABI version `abi_version` that
+// the slot's type names.
 template <class Fn>
-result<void> load_entry(get_proc_address_fn get_proc, const char* name, Fn& slot, int driver_version) {
+result<void> load_entry(get_proc_address_fn get_proc, const char* name, int abi_version, Fn& slot,
+                        int driver_version) {
   void* address = nullptr;
   CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-  const CUresult rc = get_proc(name, &address, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status);
+  const CUresult rc = get_proc(name, &address, abi_version, CU_GET_PROC_ADDRESS_DEFAULT, &status);
   if (rc == CUDA_SUCCESS && status == CU_GET_PROC_ADDRESS_SUCCESS && address != nullptr) {
     slot = reinterpret_cast<Fn>(address);
     return ok();
@@ -122,7 +132,7 @@ result<std::shared_ptr<const driver>> driver::load(const std::string& library_na
   auto get_proc = symbol_as<get_proc_address_fn>(library, "cuGetProcAddress_v2");
   if (!get_proc) return std::move(get_proc).error().add_context("the CUDA driver is older than CUDA 12.0");
 
-#define MEMBRIDGE_LOAD_(name) MEMBRIDGE_TRY(load_entry(*get_proc, #name, api.name, version));
+#define MEMBRIDGE_LOAD_(name, abi) MEMBRIDGE_TRY(load_entry(*get_proc, #name, abi, api.name, version));
   MEMBRIDGE_CUDA_DRIVER_ENTRIES(MEMBRIDGE_LOAD_)
 #undef MEMBRIDGE_LOAD_
 
@@ -130,7 +140,7 @@ result<std::shared_ptr<const driver>> driver::load(const std::string& library_na
 }
 
 result<std::shared_ptr<const driver>> driver::from_table(const driver_api& table, int version) {
-#define MEMBRIDGE_CHECK_(name)                                                                  \
+#define MEMBRIDGE_CHECK_(name, version)                                                         \
   if (table.name == nullptr)                                                                    \
     return error(errc::invalid_argument, "driver::from_table", "the table has no " #name " entry");
   MEMBRIDGE_CUDA_DRIVER_ENTRIES(MEMBRIDGE_CHECK_)

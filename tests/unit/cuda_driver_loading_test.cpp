@@ -2,6 +2,7 @@
 
 #include <membridge/cuda/device.hpp>
 #include <membridge/cuda/driver.hpp>
+#include <membridge/os/dynamic_library.hpp>
 
 #include <gtest/gtest.h>
 
@@ -91,6 +92,95 @@ TEST(driver_errors, cuda_results_map_to_categories) {
   EXPECT_EQ(category_of(CUDA_ERROR_LAUNCH_TIMEOUT), errc::timeout);
   EXPECT_EQ(category_of(CUDA_ERROR_OPERATING_SYSTEM), errc::os_error);
   EXPECT_EQ(category_of(CUDA_ERROR_UNKNOWN), errc::internal);
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------------------------------------
+// driver::load() through a stand-in libcuda.so (tests/support/fake_libcuda.cpp): the dlopen,
+// cuInit, version check and cuGetProcAddress path, with the ABI version of every entry checked.
+namespace {
+
+class fake_libcuda_test : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto lib = membridge::os::dynamic_library::open(MEMBRIDGE_FAKE_LIBCUDA);
+    ASSERT_TRUE(lib) << lib.error().message();
+    lib_ = std::move(lib).value();
+    control<void (*)()>("fake_libcuda_reset")();
+  }
+
+  template <class Fn>
+  Fn control(const char* name) {
+    auto address = lib_.symbol(name);
+    EXPECT_TRUE(address) << name;
+    return reinterpret_cast<Fn>(address.value_or(nullptr));
+  }
+  int requested(const char* symbol) { return control<int (*)(const char*)>("fake_libcuda_requested_version")(symbol); }
+
+  membridge::os::dynamic_library lib_;
+};
+
+TEST_F(fake_libcuda_test, load_fills_every_entry_at_the_abi_version_its_type_names) {
+  auto drv = driver::load(MEMBRIDGE_FAKE_LIBCUDA);
+  ASSERT_TRUE(drv) << drv.error().message();
+  EXPECT_EQ((*drv)->version(), 13000);
+  EXPECT_EQ((*drv)->library_name(), MEMBRIDGE_FAKE_LIBCUDA);
+  EXPECT_EQ(control<int (*)()>("fake_libcuda_requested_count")(), 28);
+  // The entries whose ABI changed over time are asked for at the version driver_api's types name.
+  EXPECT_EQ(requested("cuCtxSynchronize"), 2000);  // CUDA 13's form takes a context parameter
+  EXPECT_EQ(requested("cuMemGetInfo"), 3020);
+  EXPECT_EQ(requested("cuDeviceTotalMem"), 3020);
+  EXPECT_EQ(requested("cuCtxPushCurrent"), 4000);
+  EXPECT_EQ(requested("cuCtxPopCurrent"), 4000);
+  EXPECT_EQ(requested("cuDevicePrimaryCtxRelease"), 11000);
+  EXPECT_EQ(requested("cuDeviceGetUuid"), 11040);
+  EXPECT_EQ(requested("cuMemCreate"), 10020);
+  // Calls reach the functions of that ABI.
+  int n = 0;
+  ASSERT_EQ((*drv)->api().cuDeviceGetCount(&n), CUDA_SUCCESS);
+  EXPECT_EQ(n, 3);
+  ASSERT_EQ((*drv)->api().cuCtxSynchronize(), CUDA_SUCCESS);
+  auto calls = control<int (*)(int)>("fake_libcuda_synchronize_calls");
+  EXPECT_EQ(calls(2000), 1);
+  EXPECT_EQ(calls(13000), 0);
+  EXPECT_EQ(*membridge::cuda::device::count(*drv), 3);
+}
+
+TEST_F(fake_libcuda_test, a_failing_cuinit_is_named) {
+  control<void (*)(int)>("fake_libcuda_set_init_result")(CUDA_ERROR_NO_DEVICE);
+  const auto drv = driver::load(MEMBRIDGE_FAKE_LIBCUDA);
+  ASSERT_FALSE(drv);
+  EXPECT_EQ(drv.error().code(), errc::driver_unavailable);
+  EXPECT_EQ(drv.error().call(), "cuInit");
+  EXPECT_EQ(drv.error().native_name(), "CUDA_ERROR_NO_DEVICE");
+}
+
+TEST_F(fake_libcuda_test, a_driver_older_than_cuda_12_is_refused) {
+  control<void (*)(int)>("fake_libcuda_set_driver_version")(11080);
+  const auto drv = driver::load(MEMBRIDGE_FAKE_LIBCUDA);
+  ASSERT_FALSE(drv);
+  EXPECT_EQ(drv.error().code(), errc::driver_unavailable);
+  EXPECT_NE(drv.error().message().find("supports CUDA 11080; membridge needs a driver for CUDA 12.0 or newer"),
+            std::string::npos)
+      << drv.error().message();
+}
+
+TEST_F(fake_libcuda_test, a_missing_or_too_new_function_names_the_function) {
+  auto refuse = control<void (*)(const char*, int)>("fake_libcuda_refuse");
+  refuse("cuMemMap", CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+  auto missing = driver::load(MEMBRIDGE_FAKE_LIBCUDA);
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code(), errc::driver_unavailable);
+  EXPECT_NE(missing.error().message().find("looking up cuMemMap: the driver does not provide it"), std::string::npos)
+      << missing.error().message();
+  control<void (*)()>("fake_libcuda_reset")();
+  refuse("cuMemCreate", CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+  auto old = driver::load(MEMBRIDGE_FAKE_LIBCUDA);
+  ASSERT_FALSE(old);
+  EXPECT_NE(old.error().message().find("looking up cuMemCreate: the driver (CUDA 13000) is older than this function needs"),
+            std::string::npos)
+      << old.error().message();
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <membridge/os/dynamic_library.hpp>
 
 #include <cuda.h>
+#include <cudaTypedefs.h>
 
 #include <memory>
 #include <string>
@@ -14,43 +15,46 @@ namespace membridge::cuda {
 /// The CUDA driver functions membridge calls, as typed function pointers.
 ///
 /// membridge never links libcuda: driver::load() opens libcuda.so.1 with dlopen and fills this table
-/// through cuGetProcAddress (asking for the ABI of the CUDA headers membridge was built with), so a
-/// binary starts on a machine without the driver and reports errc::driver_unavailable.
+/// through cuGetProcAddress, so a binary starts on a machine without the driver and reports
+/// errc::driver_unavailable. Each member has the type of one ABI version of its function
+/// (PFN_<name>_v<version> from cudaTypedefs.h) and load() asks cuGetProcAddress for exactly that
+/// version: the table's ABI is fixed, whatever newer headers or driver say (CUDA 13 gave
+/// cuCtxSynchronize a context parameter; this table keeps the 2.0 form that syncs the current context).
 /// Tests fill a table with scripted functions and pass it to driver::from_table().
-/// Members keep the driver's names (some are macros in cuda.h that pick the current ABI version).
+/// Members keep the driver's names (a few are macros in cuda.h, e.g. cuMemGetInfo -> cuMemGetInfo_v2).
 struct driver_api {
   // Initialisation, versions and error names.
-  decltype(&::cuInit) cuInit = nullptr;                                   ///< cuInit
-  decltype(&::cuDriverGetVersion) cuDriverGetVersion = nullptr;           ///< cuDriverGetVersion
-  decltype(&::cuGetErrorName) cuGetErrorName = nullptr;                   ///< cuGetErrorName
-  decltype(&::cuGetErrorString) cuGetErrorString = nullptr;               ///< cuGetErrorString
+  PFN_cuInit_v2000 cuInit = nullptr;                                        ///< cuInit
+  PFN_cuDriverGetVersion_v2020 cuDriverGetVersion = nullptr;                ///< cuDriverGetVersion
+  PFN_cuGetErrorName_v6000 cuGetErrorName = nullptr;                        ///< cuGetErrorName
+  PFN_cuGetErrorString_v6000 cuGetErrorString = nullptr;                    ///< cuGetErrorString
   // Devices.
-  decltype(&::cuDeviceGetCount) cuDeviceGetCount = nullptr;               ///< cuDeviceGetCount
-  decltype(&::cuDeviceGet) cuDeviceGet = nullptr;                         ///< cuDeviceGet
-  decltype(&::cuDeviceGetName) cuDeviceGetName = nullptr;                 ///< cuDeviceGetName
-  decltype(&::cuDeviceGetUuid) cuDeviceGetUuid = nullptr;                 ///< cuDeviceGetUuid (v2)
-  decltype(&::cuDeviceGetAttribute) cuDeviceGetAttribute = nullptr;       ///< cuDeviceGetAttribute
-  decltype(&::cuDeviceTotalMem) cuDeviceTotalMem = nullptr;               ///< cuDeviceTotalMem (v2)
-  decltype(&::cuDeviceGetPCIBusId) cuDeviceGetPCIBusId = nullptr;         ///< cuDeviceGetPCIBusId
+  PFN_cuDeviceGetCount_v2000 cuDeviceGetCount = nullptr;                    ///< cuDeviceGetCount
+  PFN_cuDeviceGet_v2000 cuDeviceGet = nullptr;                              ///< cuDeviceGet
+  PFN_cuDeviceGetName_v2000 cuDeviceGetName = nullptr;                      ///< cuDeviceGetName
+  PFN_cuDeviceGetUuid_v11040 cuDeviceGetUuid = nullptr;                     ///< cuDeviceGetUuid (v2)
+  PFN_cuDeviceGetAttribute_v2000 cuDeviceGetAttribute = nullptr;            ///< cuDeviceGetAttribute
+  PFN_cuDeviceTotalMem_v3020 cuDeviceTotalMem = nullptr;                    ///< cuDeviceTotalMem (size_t)
+  PFN_cuDeviceGetPCIBusId_v4010 cuDeviceGetPCIBusId = nullptr;              ///< cuDeviceGetPCIBusId
   // Contexts (membridge works in each device's primary context).
-  decltype(&::cuDevicePrimaryCtxRetain) cuDevicePrimaryCtxRetain = nullptr;    ///< cuDevicePrimaryCtxRetain
-  decltype(&::cuDevicePrimaryCtxRelease) cuDevicePrimaryCtxRelease = nullptr;  ///< cuDevicePrimaryCtxRelease (v2)
-  decltype(&::cuCtxGetCurrent) cuCtxGetCurrent = nullptr;                 ///< cuCtxGetCurrent
-  decltype(&::cuCtxPushCurrent) cuCtxPushCurrent = nullptr;               ///< cuCtxPushCurrent (v2)
-  decltype(&::cuCtxPopCurrent) cuCtxPopCurrent = nullptr;                 ///< cuCtxPopCurrent (v2)
-  decltype(&::cuCtxSynchronize) cuCtxSynchronize = nullptr;               ///< cuCtxSynchronize
-  decltype(&::cuMemGetInfo) cuMemGetInfo = nullptr;                       ///< cuMemGetInfo (v2)
+  PFN_cuDevicePrimaryCtxRetain_v7000 cuDevicePrimaryCtxRetain = nullptr;    ///< cuDevicePrimaryCtxRetain
+  PFN_cuDevicePrimaryCtxRelease_v11000 cuDevicePrimaryCtxRelease = nullptr; ///< cuDevicePrimaryCtxRelease (v2)
+  PFN_cuCtxGetCurrent_v4000 cuCtxGetCurrent = nullptr;                      ///< cuCtxGetCurrent
+  PFN_cuCtxPushCurrent_v4000 cuCtxPushCurrent = nullptr;                    ///< cuCtxPushCurrent (v2)
+  PFN_cuCtxPopCurrent_v4000 cuCtxPopCurrent = nullptr;                      ///< cuCtxPopCurrent (v2)
+  PFN_cuCtxSynchronize_v2000 cuCtxSynchronize = nullptr;                    ///< cuCtxSynchronize (current context)
+  PFN_cuMemGetInfo_v3020 cuMemGetInfo = nullptr;                            ///< cuMemGetInfo (size_t)
   // Virtual memory management.
-  decltype(&::cuMemGetAllocationGranularity) cuMemGetAllocationGranularity = nullptr;  ///< granularity
-  decltype(&::cuMemCreate) cuMemCreate = nullptr;                         ///< cuMemCreate
-  decltype(&::cuMemRelease) cuMemRelease = nullptr;                       ///< cuMemRelease
-  decltype(&::cuMemAddressReserve) cuMemAddressReserve = nullptr;         ///< cuMemAddressReserve
-  decltype(&::cuMemAddressFree) cuMemAddressFree = nullptr;               ///< cuMemAddressFree
-  decltype(&::cuMemMap) cuMemMap = nullptr;                               ///< cuMemMap
-  decltype(&::cuMemUnmap) cuMemUnmap = nullptr;                           ///< cuMemUnmap
-  decltype(&::cuMemSetAccess) cuMemSetAccess = nullptr;                   ///< cuMemSetAccess
-  decltype(&::cuMemExportToShareableHandle) cuMemExportToShareableHandle = nullptr;      ///< export fd
-  decltype(&::cuMemImportFromShareableHandle) cuMemImportFromShareableHandle = nullptr;  ///< import fd
+  PFN_cuMemGetAllocationGranularity_v10020 cuMemGetAllocationGranularity = nullptr;      ///< granularity
+  PFN_cuMemCreate_v10020 cuMemCreate = nullptr;                                          ///< cuMemCreate
+  PFN_cuMemRelease_v10020 cuMemRelease = nullptr;                                        ///< cuMemRelease
+  PFN_cuMemAddressReserve_v10020 cuMemAddressReserve = nullptr;                          ///< cuMemAddressReserve
+  PFN_cuMemAddressFree_v10020 cuMemAddressFree = nullptr;                                ///< cuMemAddressFree
+  PFN_cuMemMap_v10020 cuMemMap = nullptr;                                                ///< cuMemMap
+  PFN_cuMemUnmap_v10020 cuMemUnmap = nullptr;                                            ///< cuMemUnmap
+  PFN_cuMemSetAccess_v10020 cuMemSetAccess = nullptr;                                    ///< cuMemSetAccess
+  PFN_cuMemExportToShareableHandle_v10020 cuMemExportToShareableHandle = nullptr;      ///< export as fd
+  PFN_cuMemImportFromShareableHandle_v10020 cuMemImportFromShareableHandle = nullptr;  ///< import from fd
 };
 
 /// A loaded CUDA driver: the function table plus the library that backs it.

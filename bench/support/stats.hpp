@@ -1,0 +1,86 @@
+// bench/support/stats.hpp: what every benchmark reports: order statistics of a sample (median and
+// spread), a plain-text table for people and JSON values for scripts.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace membridge::bench {
+
+/// The JSON type of the benchmarks' output: keys keep the order they were added in, so every line
+/// starts with {"bench":...}.
+using json = nlohmann::ordered_json;
+
+/// Order statistics of one sample. All fields are NaN (count 0) for an empty sample.
+struct summary {
+  std::size_t count = 0;  ///< Number of values.
+  double median = 0.0;    ///< 50th percentile.
+  double min = 0.0;       ///< Smallest value.
+  double max = 0.0;       ///< Largest value.
+  double p10 = 0.0;       ///< 10th percentile.
+  double p90 = 0.0;       ///< 90th percentile.
+};
+
+/// The `fraction` quantile (0 = min, 0.5 = median, 1 = max) of `values`, interpolated linearly
+/// between the two nearest order statistics (NumPy's default). NaN for an empty sample.
+[[nodiscard]] double percentile(std::vector<double> values, double fraction);
+
+/// The median of `values` (the mean of the two middle values for an even count); NaN when empty.
+[[nodiscard]] double median(std::vector<double> values);
+
+/// Count, median, min, max, p10 and p90 of `values`.
+[[nodiscard]] summary summarize(const std::vector<double>& values);
+
+/// `value` with `decimals` digits after the point, e.g. fixed(5.5123, 2) == "5.51"; "nan" for NaN.
+[[nodiscard]] std::string fixed(double value, int decimals);
+
+/// `value` rounded to `decimals` digits after the point (keeps JSON lines short); NaN stays NaN.
+[[nodiscard]] double rounded(double value, int decimals);
+
+/// A summary as a JSON object {"median","min","max","p10","p90","n"}, values rounded to `decimals`
+/// (0: written as integers). NaN values become null.
+[[nodiscard]] json to_json(const summary& s, int decimals);
+
+/// How the cells of a table column line up.
+enum class align : std::uint8_t {
+  left = 0,   ///< Text columns.
+  right = 1,  ///< Number columns.
+};
+
+/// One column of a text_table: its heading and alignment.
+struct column {
+  std::string heading;           ///< Printed above the rule.
+  align alignment = align::left; ///< How the cells line up.
+};
+
+/// A plain-text table that sizes its columns to the widest cell:
+///
+///     metric      method        median
+///     ----------  ----------  --------
+///     total (ms)  classic        5.512
+class text_table {
+ public:
+  /// A table with these columns (in order).
+  explicit text_table(std::vector<column> columns);
+
+  /// Appends a row; missing cells print empty, extra cells are dropped.
+  void add_row(std::vector<std::string> cells);
+
+  /// Writes the headings, a rule and every row, each line indented by `indent` spaces.
+  void print(std::ostream& out, std::size_t indent = 2) const;
+
+ private:
+  [[nodiscard]] std::vector<std::size_t> widths() const;
+  void print_line(std::ostream& out, const std::vector<std::string>& cells, const std::vector<std::size_t>& widths,
+                  std::size_t indent) const;
+
+  std::vector<column> columns_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+}  // namespace membridge::bench
