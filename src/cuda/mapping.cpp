@@ -68,6 +68,12 @@ mapping::~mapping() { reset(); }
 result<void> mapping::set_access(access rights) {
   if (!valid()) return error(errc::invalid_argument, "mapping::set_access", "nothing is mapped");
   MEMBRIDGE_TRY_ASSIGN(auto scope, state_->enter());
+  // Taking rights away from memory that queued kernels still use makes them fault (found by
+  // compute-sanitizer): wait for them first. Granting more needs no wait.
+  if (static_cast<int>(rights) < static_cast<int>(rights_)) {
+    if (const CUresult rc = state_->api().cuCtxSynchronize(); rc != CUDA_SUCCESS)
+      return state_->fail(rc, "cuCtxSynchronize", "waiting for queued work before narrowing access");
+  }
   MEMBRIDGE_TRY(set_rights(*state_, address_, size_, rights));
   rights_ = rights;
   return ok();

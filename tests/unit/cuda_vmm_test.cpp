@@ -187,10 +187,18 @@ TEST_F(vmm_test, map_grants_access_and_unmap_waits_for_the_device_first) {
     const auto state = fake_.state();
     ASSERT_EQ(state.mappings.size(), 1u);
     EXPECT_EQ(state.mappings.begin()->second.access, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+    std::size_t mark = fake_.calls().size();
     ASSERT_TRUE(mapped->set_access(access::read));
     EXPECT_EQ(fake_.state().mappings.begin()->second.access, CU_MEM_ACCESS_FLAGS_PROT_READ);
     EXPECT_EQ(mapped->rights(), access::read);
-    const std::size_t mark = fake_.calls().size();
+    EXPECT_TRUE(contains_in_order(calls_since(fake_.calls(), mark), {"cuCtxSynchronize", "cuMemSetAccess"}))
+        << "narrowing access must wait for queued kernels first";
+    mark = fake_.calls().size();
+    const int syncs = fake_.synchronize_count();
+    ASSERT_TRUE(mapped->set_access(access::read_write));  // widening needs no wait
+    EXPECT_EQ(fake_.synchronize_count(), syncs);
+    ASSERT_TRUE(mapped->set_access(access::read));
+    mark = fake_.calls().size();
     ASSERT_TRUE(mapped->unmap());
     EXPECT_FALSE(mapped->valid());
     EXPECT_TRUE(contains_in_order(calls_since(fake_.calls(), mark), {"cuCtxSynchronize", "cuMemUnmap"}));

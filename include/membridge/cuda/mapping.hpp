@@ -46,7 +46,9 @@ class mapping {
   /// Waits for the device, then unmaps (failures go to the log sink).
   ~mapping();
 
-  /// Changes the device's access rights to the mapped memory.
+  /// Changes the device's access rights to the mapped memory. Narrowing them (read_write -> read or
+  /// none, read -> none) first waits for the device's queued work (cuCtxSynchronize), since kernels
+  /// still using the memory would fault; widening them does not wait.
   [[nodiscard]] result<void> set_access(access rights);
 
   /// The first mapped address. Ownership: valid while the mapping lives.
