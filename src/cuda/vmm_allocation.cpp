@@ -86,8 +86,16 @@ result<vmm_allocation> vmm_allocation::import(const device& dev, os::borrowed_fd
   void* os_handle = reinterpret_cast<void*>(static_cast<std::intptr_t>(duplicate.get()));  // NOLINT(performance-no-int-to-ptr)
   if (const CUresult rc =
           s.api().cuMemImportFromShareableHandle(&handle, os_handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
-      rc != CUDA_SUCCESS)
-    return s.fail(rc, "cuMemImportFromShareableHandle", "importing a " + format_bytes(size) + " allocation from an fd");
+      rc != CUDA_SUCCESS) {
+    error e = s.fail(rc, "cuMemImportFromShareableHandle", "importing a " + format_bytes(size) + " allocation from an fd");
+    // The driver answers an fd it did not export with CUDA_ERROR_UNKNOWN (seen on an H100, driver
+    // 580): that is the caller's fd, not a membridge bug.
+    if (rc == CUDA_ERROR_UNKNOWN)
+      return error::from_native(errc::invalid_argument, e.source(), e.native_code(), std::string(e.native_name()),
+                                std::string(e.call()),
+                                std::string(e.context()) + ": the fd is not an exported CUDA allocation", e.where());
+    return e;
+  }
   return vmm_allocation(dev.state(), handle, size, handle_type::posix_fd);
 }
 

@@ -87,7 +87,8 @@ TEST_F(gpu_test, allocation_failures_are_clear_errors) {
   const auto memfd = membridge::os::unique_fd::from_native(::memfd_create("not-cuda", MFD_CLOEXEC));
   ASSERT_TRUE(memfd.valid());
   const auto foreign = cu::vmm_allocation::import(dev_, memfd, 2_MiB);
-  EXPECT_FALSE(foreign) << "a memfd is not a CUDA allocation";
+  ASSERT_FALSE(foreign) << "a memfd is not a CUDA allocation";
+  EXPECT_EQ(foreign.error().code(), membridge::errc::invalid_argument) << foreign.error().message();
   EXPECT_NE(::fcntl(memfd.get(), F_GETFD), -1) << "the caller's fd must stay open";
 }
 

@@ -380,7 +380,7 @@ CUresult fake_cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handl
   std::uint64_t size = 0;
   if (::pread(fd, &id, sizeof id, 0) != static_cast<ssize_t>(sizeof id) ||
       ::pread(fd, &size, sizeof size, sizeof id) != static_cast<ssize_t>(sizeof size))
-    return CUDA_ERROR_INVALID_VALUE;  // not an fd this driver exported
+    return CUDA_ERROR_UNKNOWN;  // not an fd this driver exported: what the real driver answers
   const auto p = f.physicals_.find(id);
   if (p == f.physicals_.end()) return CUDA_ERROR_INVALID_VALUE;
   ++p->second.references;

@@ -133,6 +133,9 @@ TEST_F(vmm_test, import_of_a_foreign_fd_fails_and_leaves_the_fd_open) {
   ASSERT_FALSE(imported);
   EXPECT_EQ(imported.error().code(), errc::invalid_argument);
   EXPECT_EQ(imported.error().call(), "cuMemImportFromShareableHandle");
+  EXPECT_EQ(imported.error().native_name(), "CUDA_ERROR_UNKNOWN");
+  EXPECT_NE(imported.error().message().find("the fd is not an exported CUDA allocation"), std::string::npos)
+      << imported.error().message();
   EXPECT_NE(::fcntl(foreign.get(), F_GETFD), -1);
   EXPECT_EQ(vmm_allocation::import(dev, foreign, 3_MiB).error().code(), errc::invalid_argument);
   EXPECT_EQ(vmm_allocation::import(dev, os::borrowed_fd{}, 2_MiB).error().code(), errc::invalid_argument);
