@@ -129,9 +129,7 @@ result<device_uuid> query_uuid(const driver& drv, CUdevice handle) {
   CUuuid raw{};
   if (const CUresult rc = drv.api().cuDeviceGetUuid(&raw, handle); rc != CUDA_SUCCESS)
     return drv.make_error(rc, "cuDeviceGetUuid", "reading the UUID of device " + std::to_string(handle));
-  device_uuid uuid;
-  for (std::size_t i = 0; i < uuid.bytes.size(); ++i) uuid.bytes[i] = static_cast<std::uint8_t>(raw.bytes[i]);
-  return uuid;
+  return device_uuid::from_native(raw);
 }
 
 result<void> read_identity(detail::device_state& s) {

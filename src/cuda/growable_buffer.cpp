@@ -27,13 +27,8 @@ result<growable_buffer> growable_buffer::create(const device& dev, const growabl
   growable_buffer buffer(std::move(range), granularity, options);
   if (options.size > 0) {
     // The first mapping is exactly the requested size (no geometric slack), split by max_chunk.
-    chunk_policy exact = options.chunks;
-    exact.growth_factor = 1.0;
-    exact.min_chunk = 0;
-    std::swap(buffer.policy_, exact);
-    auto mapped = buffer.add_chunks(options.size);
-    std::swap(buffer.policy_, exact);
-    if (!mapped)
+    const chunk_policy exact{.growth_factor = 1.0, .min_chunk = 0, .max_chunk = options.chunks.max_chunk};
+    if (auto mapped = buffer.add_chunks(options.size, exact); !mapped)
       return std::move(mapped).error().add_context("creating a " + format_bytes(options.size) + " growable buffer");
     buffer.size_ = options.size;
   }
@@ -79,11 +74,11 @@ void growable_buffer::release_all() noexcept {
   capacity_ = 0;
 }
 
-// Maps chunks after the current ones until capacity >= required. All or nothing: the new chunks
+// Maps chunks after the current ones until capacity >= required, sized by `policy`. All or nothing: the new chunks
 // live in a local vector until every one is created and mapped, so on any failure they are unmapped
 // and released (in teardown order) when it goes out of scope, and the buffer is untouched.
-result<void> growable_buffer::add_chunks(std::size_t required) {
-  MEMBRIDGE_TRY_ASSIGN(const auto sizes, plan_growth(policy_, capacity_, required, range_.size(), granularity_));
+result<void> growable_buffer::add_chunks(std::size_t required, const chunk_policy& policy) {
+  MEMBRIDGE_TRY_ASSIGN(const auto sizes, plan_growth(policy, capacity_, required, range_.size(), granularity_));
   if (sizes.empty()) return ok();
   const device dev(range_.state());
   std::vector<owned_chunk> added;
@@ -110,7 +105,7 @@ result<void> growable_buffer::grow(std::size_t new_size) {
                  "new size " + format_bytes(new_size) + " is below the current size " + format_bytes(size_) +
                      " (use shrink)");
   if (new_size > capacity_) {
-    if (auto mapped = add_chunks(new_size); !mapped)
+    if (auto mapped = add_chunks(new_size, policy_); !mapped)
       return std::move(mapped).error().add_context("growing a buffer from " + format_bytes(size_) + " to " +
                                                    format_bytes(new_size));
   }

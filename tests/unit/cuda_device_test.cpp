@@ -162,6 +162,10 @@ TEST(device_uuid, formats_as_lowercase_groups_and_compares_bytewise) {
   EXPECT_EQ(a, b);
   b.bytes[7] = 1;
   EXPECT_NE(a, b);
+  CUuuid raw{};
+  raw.bytes[0] = static_cast<char>(0xAB);
+  raw.bytes[15] = 0x01;
+  EXPECT_EQ(device_uuid::from_native(raw), a);
 }
 
 }  // namespace

@@ -32,11 +32,7 @@ device_identity probe_identity(const cuda::driver& drv, int ordinal) {
   char name[256] = {};
   if (api.cuDeviceGetName(name, static_cast<int>(sizeof name - 1), handle) == CUDA_SUCCESS) id.name = name;
   CUuuid raw{};
-  if (api.cuDeviceGetUuid(&raw, handle) == CUDA_SUCCESS) {
-    cuda::device_uuid uuid;
-    for (std::size_t i = 0; i < uuid.bytes.size(); ++i) uuid.bytes[i] = static_cast<std::uint8_t>(raw.bytes[i]);
-    id.uuid = uuid;
-  }
+  if (api.cuDeviceGetUuid(&raw, handle) == CUDA_SUCCESS) id.uuid = cuda::device_uuid::from_native(raw);
   char bus[32] = {};
   if (api.cuDeviceGetPCIBusId(bus, static_cast<int>(sizeof bus - 1), handle) == CUDA_SUCCESS) id.pci_bus_id = bus;
   return id;

@@ -49,7 +49,7 @@ class address_range {
   /// Frees the range now; the object becomes empty.
   void reset() noexcept;
 
-  /// Internal: the device state the range belongs to.
+  /// Internal: the device state the range belongs to. Ownership: shared; for membridge types.
   [[nodiscard]] const std::shared_ptr<const detail::device_state>& state() const noexcept { return state_; }
 
  private:

@@ -23,6 +23,13 @@ class growable_buffer;
 struct device_uuid {
   std::array<std::uint8_t, 16> bytes{};  ///< Raw bytes, in the driver's order.
 
+  /// The UUID in a CUuuid (as cuDeviceGetUuid fills it).
+  [[nodiscard]] static device_uuid from_native(const CUuuid& raw) noexcept {
+    device_uuid uuid;
+    for (std::size_t i = 0; i < uuid.bytes.size(); ++i) uuid.bytes[i] = static_cast<std::uint8_t>(raw.bytes[i]);
+    return uuid;
+  }
+
   /// Lower-case hex in 8-4-4-4-12 groups, e.g. "1a2b3c4d-...".
   [[nodiscard]] std::string to_string() const;
   /// True if every byte is zero (an unset UUID).
@@ -126,6 +133,7 @@ class device {
   [[nodiscard]] CUcontext primary_context() const noexcept;
 
   /// Internal: the shared state objects made from this device keep.
+  /// Ownership: shared with every object made from the device; membridge types use it, users need not.
   [[nodiscard]] const std::shared_ptr<const detail::device_state>& state() const noexcept { return state_; }
 
  private:

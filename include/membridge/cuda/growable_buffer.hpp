@@ -128,7 +128,7 @@ class growable_buffer {
   };
 
   growable_buffer(address_range range, std::size_t granularity, const growable_buffer_options& options) noexcept;
-  [[nodiscard]] result<void> add_chunks(std::size_t required);
+  [[nodiscard]] result<void> add_chunks(std::size_t required, const chunk_policy& policy);
   void release_all() noexcept;
 
   address_range range_;

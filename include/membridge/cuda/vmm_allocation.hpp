@@ -96,7 +96,7 @@ class vmm_allocation {
   /// Releases the handle now; the object becomes empty.
   void reset() noexcept;
 
-  /// Internal: the device state the allocation belongs to.
+  /// Internal: the device state the allocation belongs to. Ownership: shared; for membridge types.
   [[nodiscard]] const std::shared_ptr<const detail::device_state>& state() const noexcept { return state_; }
 
  private:
