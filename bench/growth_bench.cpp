@@ -545,6 +545,7 @@ struct growth_stats {
   bench::summary peak_bytes;           ///< Peak above the baseline.
   bench::summary peak_over_final;      ///< Peak as a multiple of final_size.
   std::vector<double> step_median_ms;  ///< The median of each step over the rounds.
+  std::vector<std::vector<double>> round_step_ms;  ///< Every round's steps, in round order (outliers stay visible).
 };
 
 /// A comparison of two methods: the ratio of their medians (the headline) and the spread of the
@@ -604,6 +605,7 @@ growth_stats summarize_growth(const std::vector<growth_round>& rounds) {
     s.step_median_ms.push_back(bench::median(column_of(rounds, [step](const growth_round& r) {
       return step < r.step_ms.size() ? r.step_ms[step] : std::nan("");
     })));
+  for (const growth_round& r : rounds) s.round_step_ms.push_back(r.step_ms);
   return s;
 }
 
@@ -749,14 +751,20 @@ bench::json ratio_json(const ratio& r) {
 
 /// One growth method as JSON.
 bench::json growth_json(std::string_view method, const growth_stats& s) {
-  bench::json steps = bench::json::array();
-  for (const double ms : s.step_median_ms) steps.push_back(bench::rounded(ms, 4));
+  const auto rounded_ms = [](const std::vector<double>& values) {
+    bench::json out = bench::json::array();
+    for (const double ms : values) out.push_back(bench::rounded(ms, 4));
+    return out;
+  };
+  bench::json rounds = bench::json::array();
+  for (const auto& steps : s.round_step_ms) rounds.push_back(rounded_ms(steps));
   return {{"method", method},
           {"total_ms", bench::to_json(s.total_ms, 4)},
           {"last_step_ms", bench::to_json(s.last_ms, 4)},
           {"peak_bytes", bench::to_json(s.peak_bytes, 0)},
           {"peak_over_final", bench::to_json(s.peak_over_final, 4)},
-          {"step_median_ms", steps}};
+          {"step_median_ms", rounded_ms(s.step_median_ms)},
+          {"round_step_ms", rounds}};
 }
 
 /// The whole run as one JSON object, "bench" first.
@@ -813,7 +821,7 @@ bench::json report_json(const gpu_session& gpu, int rounds, const report& r) {
 
 /// The command line.
 struct options {
-  int rounds = 7;         ///< Interleaved rounds of each growth method.
+  int rounds = 25;        ///< Interleaved rounds of each growth method (a round takes ~30 ms on an H100).
   std::string json_path;  ///< Where to write the JSON line too (empty: stdout only).
   int device = 0;         ///< CUDA device ordinal.
 };
