@@ -619,19 +619,28 @@ ratio compare(const std::vector<double>& numerator, const std::vector<double>& d
 
 /// The goals: >= 10x faster in total, growable_buffer's peak at the final size (plus
 /// peak_slack), kernel bandwidth on growable_buffer memory >= 0.99 of cudaMalloc memory's.
+/// Ratios are judged by the median of the paired ratios (the same round, or adjacent launches):
+/// that is what interleaving is for. Drift that hits both methods at once (seen on an H100: copy16
+/// switching between ~2580 and ~2995 GB/s on both memories alike) cancels in each pair but can move
+/// the ratio of the two medians by several percent.
 std::vector<goal> evaluate_goals(const report& r) {
   const double allowed_peak =
       static_cast<double>(final_size + peak_slack) / static_cast<double>(final_size);  // 1.0 + slack
   return {
-      {"total_speedup", "total growth time, " + std::string(classic_label) + " / " + std::string(vmm_label), ">=",
-       speedup_goal, r.total.of_medians, r.total.of_medians >= speedup_goal},
+      {"total_speedup",
+       "total growth time, " + std::string(classic_label) + " / " + std::string(vmm_label) +
+           " (median of per-round ratios)",
+       ">=",
+       speedup_goal, r.total.paired.median, r.total.paired.median >= speedup_goal},
       {"vmm_peak_over_final", std::string(vmm_label) + " peak memory / final size (largest round, " +
                                   format_bytes(peak_slack) + " slack)",
        "<=", 1.0, r.vmm.peak_over_final.max, r.vmm.peak_over_final.max <= allowed_peak},
-      {"copy16_bandwidth_ratio", "copy16 bandwidth, " + std::string(vmm_label) + " / cudaMalloc", ">=",
-       bandwidth_goal, r.copy.of_medians, r.copy.of_medians >= bandwidth_goal},
-      {"write16_bandwidth_ratio", "write16 bandwidth, " + std::string(vmm_label) + " / cudaMalloc", ">=",
-       bandwidth_goal, r.write.of_medians, r.write.of_medians >= bandwidth_goal},
+      {"copy16_bandwidth_ratio",
+       "copy16 bandwidth, " + std::string(vmm_label) + " / cudaMalloc (median of per-launch ratios)", ">=",
+       bandwidth_goal, r.copy.paired.median, r.copy.paired.median >= bandwidth_goal},
+      {"write16_bandwidth_ratio",
+       "write16 bandwidth, " + std::string(vmm_label) + " / cudaMalloc (median of per-launch ratios)", ">=",
+       bandwidth_goal, r.write.paired.median, r.write.paired.median >= bandwidth_goal},
   };
 }
 
@@ -664,10 +673,20 @@ std::vector<std::string> summary_row(std::string_view metric, std::string_view m
           bench::fixed(s.min * scale, decimals), bench::fixed(s.max * scale, decimals)};
 }
 
-/// A table row for a ratio: its value (of the medians) and the spread of the paired ratios.
+/// A table row for a ratio: the median of the paired ratios (what the goals use), the ratio of the
+/// medians, and the spread of the paired ratios.
 std::vector<std::string> ratio_row(std::string_view what, const ratio& r) {
-  return {std::string(what), bench::fixed(r.of_medians, 3) + "x", bench::fixed(r.paired.min, 3) + "x",
-          bench::fixed(r.paired.max, 3) + "x"};
+  return {std::string(what), bench::fixed(r.paired.median, 3) + "x", bench::fixed(r.of_medians, 3) + "x",
+          bench::fixed(r.paired.min, 3) + "x", bench::fixed(r.paired.max, 3) + "x"};
+}
+
+/// The header of a ratio table titled `title`.
+bench::text_table ratio_table(std::string title) {
+  return bench::text_table({{std::move(title)},
+                            {"paired median", bench::align::right},
+                            {"of medians", bench::align::right},
+                            {"min paired", bench::align::right},
+                            {"max paired", bench::align::right}});
 }
 
 /// The title lines: device, versions and what was measured how.
@@ -699,10 +718,7 @@ void print_growth(const report& r) {
   table.print(std::cout);
   std::cout << '\n';
 
-  bench::text_table ratios({{"ratio " + std::string(classic_label) + " / " + std::string(vmm_label)},
-                            {"of medians", bench::align::right},
-                            {"min paired", bench::align::right},
-                            {"max paired", bench::align::right}});
+  bench::text_table ratios = ratio_table("ratio " + std::string(classic_label) + " / " + std::string(vmm_label));
   ratios.add_row(ratio_row("total time (speedup)", r.total));
   ratios.add_row(ratio_row("last step time", r.last));
   ratios.add_row(ratio_row("peak memory", r.peak));
@@ -725,10 +741,7 @@ void print_bandwidth(const report& r) {
   table.print(std::cout);
   std::cout << '\n';
 
-  bench::text_table ratios({{"ratio " + std::string(vmm_label) + " / cudaMalloc"},
-                            {"of medians", bench::align::right},
-                            {"min paired", bench::align::right},
-                            {"max paired", bench::align::right}});
+  bench::text_table ratios = ratio_table("ratio " + std::string(vmm_label) + " / cudaMalloc");
   ratios.add_row(ratio_row("copy16 bandwidth", r.copy));
   ratios.add_row(ratio_row("write16 bandwidth", r.write));
   ratios.print(std::cout);
