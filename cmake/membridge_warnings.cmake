@@ -2,7 +2,9 @@
 set(MEMBRIDGE_CXX_WARNINGS
     -Wall -Wextra -Wpedantic -Wconversion -Wsign-conversion -Wshadow -Wnon-virtual-dtor
     -Wold-style-cast -Wcast-align -Woverloaded-virtual -Wdouble-promotion
-    -Wformat=2 -Wimplicit-fallthrough -Wmisleading-indentation -Wduplicated-cond -Wlogical-op)
+    -Wformat=2 -Wimplicit-fallthrough -Wmisleading-indentation -Wduplicated-cond -Wlogical-op
+    # Vulkan code sets sType and leaves the rest zero: `VkFooInfo info{VK_STRUCTURE_TYPE_FOO_INFO};`
+    -Wno-missing-field-initializers)
 # Host-compiler warnings for .cu files: nvcc's generated code trips -Wpedantic/-Wold-style-cast, so a
 # smaller set is passed through.
 set(MEMBRIDGE_CUDA_HOST_WARNINGS -Wall -Wextra -Wshadow)

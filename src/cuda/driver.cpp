@@ -16,7 +16,9 @@
   X(cuCtxPushCurrent, 4000) X(cuCtxPopCurrent, 4000) X(cuCtxSynchronize, 2000) X(cuMemGetInfo, 3020)  \
   X(cuMemGetAllocationGranularity, 10020) X(cuMemCreate, 10020) X(cuMemRelease, 10020)                \
   X(cuMemAddressReserve, 10020) X(cuMemAddressFree, 10020) X(cuMemMap, 10020) X(cuMemUnmap, 10020)    \
-  X(cuMemSetAccess, 10020) X(cuMemExportToShareableHandle, 10020) X(cuMemImportFromShareableHandle, 10020)
+  X(cuMemSetAccess, 10020) X(cuMemExportToShareableHandle, 10020) X(cuMemImportFromShareableHandle, 10020) \
+  X(cuImportExternalSemaphore, 10000) X(cuDestroyExternalSemaphore, 10000)                              \
+  X(cuSignalExternalSemaphoresAsync, 10000) X(cuWaitExternalSemaphoresAsync, 10000)                    
 
 namespace membridge::cuda {
 

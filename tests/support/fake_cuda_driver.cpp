@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string_view>
 #include <string>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -390,6 +391,65 @@ CUresult fake_cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handl
   return CUDA_SUCCESS;
 }
 
+// External semaphores: any open fd is accepted as a timeline semaphore; like the real driver, a
+// successful import takes the fd (closes it here), a failed one leaves it to the caller.
+CUresult fake_cuImportExternalSemaphore(CUexternalSemaphore* out, const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC* desc) {
+  FAKE_ENTER("cuImportExternalSemaphore");
+  FAKE_REQUIRE_CONTEXT("cuImportExternalSemaphore");
+  auto& f = active();
+  if (desc->type != CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD) return CUDA_ERROR_INVALID_VALUE;
+  if (::fcntl(desc->handle.fd, F_GETFD) < 0) return CUDA_ERROR_INVALID_VALUE;
+  ::close(desc->handle.fd);
+  const auto handle = reinterpret_cast<CUexternalSemaphore>(static_cast<std::uintptr_t>(f.next_id_++));
+  f.semaphores_[handle] = 0;
+  *out = handle;
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuDestroyExternalSemaphore(CUexternalSemaphore semaphore) {
+  FAKE_ENTER("cuDestroyExternalSemaphore");
+  auto& f = active();
+  if (f.semaphores_.erase(semaphore) == 0) {
+    f.note_misuse("cuDestroyExternalSemaphore of an unknown semaphore");
+    return CUDA_ERROR_INVALID_HANDLE;
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuSignalExternalSemaphoresAsync(const CUexternalSemaphore* semaphores,
+                                              const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS* params, unsigned int count,
+                                              CUstream) {
+  FAKE_ENTER("cuSignalExternalSemaphoresAsync");
+  FAKE_REQUIRE_CONTEXT("cuSignalExternalSemaphoresAsync");
+  auto& f = active();
+  for (unsigned int i = 0; i < count; ++i) {
+    const auto s = f.semaphores_.find(semaphores[i]);
+    if (s == f.semaphores_.end()) {
+      f.note_misuse("cuSignalExternalSemaphoresAsync of an unknown semaphore");
+      return CUDA_ERROR_INVALID_HANDLE;
+    }
+    if (params[i].params.fence.value <= s->second) f.note_misuse("timeline signalled with a value that does not grow");
+    s->second = params[i].params.fence.value;
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuWaitExternalSemaphoresAsync(const CUexternalSemaphore* semaphores,
+                                            const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS* params, unsigned int count,
+                                            CUstream) {
+  FAKE_ENTER("cuWaitExternalSemaphoresAsync");
+  FAKE_REQUIRE_CONTEXT("cuWaitExternalSemaphoresAsync");
+  auto& f = active();
+  for (unsigned int i = 0; i < count; ++i) {
+    if (f.semaphores_.count(semaphores[i]) == 0) {
+      f.note_misuse("cuWaitExternalSemaphoresAsync on an unknown semaphore");
+      return CUDA_ERROR_INVALID_HANDLE;
+    }
+    f.waits_.push_back(params[i].params.fence.value);
+  }
+  return CUDA_SUCCESS;
+}
+
 }  // namespace
 
 CUcontext fake_primary_context() noexcept { return reinterpret_cast<CUcontext>(&g_primary_marker); }
@@ -444,6 +504,10 @@ cuda::driver_api fake_cuda::table() {
   t.cuMemSetAccess = &fake_cuMemSetAccess;
   t.cuMemExportToShareableHandle = &fake_cuMemExportToShareableHandle;
   t.cuMemImportFromShareableHandle = &fake_cuMemImportFromShareableHandle;
+  t.cuImportExternalSemaphore = &fake_cuImportExternalSemaphore;
+  t.cuDestroyExternalSemaphore = &fake_cuDestroyExternalSemaphore;
+  t.cuSignalExternalSemaphoresAsync = &fake_cuSignalExternalSemaphoresAsync;
+  t.cuWaitExternalSemaphoresAsync = &fake_cuWaitExternalSemaphoresAsync;
   return t;
 }
 
@@ -524,6 +588,7 @@ std::vector<std::string> fake_cuda::leaks() const {
   for (const auto& [address, m] : mappings_) out.push_back("mapping " + hex(address) + "+" + std::to_string(m.size));
   if (retains_ != 0) out.push_back(std::to_string(retains_) + " primary context retain(s)");
   if (!context_stack_.empty()) out.push_back(std::to_string(context_stack_.size()) + " pushed context(s)");
+  if (!semaphores_.empty()) out.push_back(std::to_string(semaphores_.size()) + " external semaphore(s)");
   return out;
 }
 

@@ -112,6 +112,8 @@ class fake_cuda {
   std::vector<CUcontext> context_stack_;    // pushed by membridge
   int retains_ = 0;
   int syncs_ = 0;
+  std::map<CUexternalSemaphore, std::uint64_t> semaphores_;  // imported semaphore -> last signalled value
+  std::vector<std::uint64_t> waits_;                           // values waited for, in order
 
  private:
   std::vector<std::string> misuse_;

@@ -53,7 +53,9 @@ const std::map<std::string, std::vector<int>>& versions() {
       {"cuMemGetAllocationGranularity", {10020}}, {"cuMemCreate", {10020}}, {"cuMemRelease", {10020}},
       {"cuMemAddressReserve", {10020}}, {"cuMemAddressFree", {10020}}, {"cuMemMap", {10020}},
       {"cuMemUnmap", {10020}}, {"cuMemSetAccess", {10020}}, {"cuMemExportToShareableHandle", {10020}},
-      {"cuMemImportFromShareableHandle", {10020}},
+      {"cuMemImportFromShareableHandle", {10020}}, {"cuImportExternalSemaphore", {10000}},
+      {"cuDestroyExternalSemaphore", {10000}}, {"cuSignalExternalSemaphoresAsync", {10000}},
+      {"cuWaitExternalSemaphoresAsync", {10000}},
   };
   return v;
 }

@@ -1,6 +1,7 @@
 // membridge/cuda/device.hpp: a CUDA device, its identity and the capabilities membridge relies on.
 #pragma once
 
+#include <membridge/core/device_uuid.hpp>
 #include <membridge/core/result.hpp>
 #include <membridge/cuda/driver.hpp>
 
@@ -18,25 +19,8 @@ struct device_state;
 
 class growable_buffer;
 
-/// A GPU's 16-byte UUID, as CUDA (cuDeviceGetUuid), Vulkan (deviceUUID) and OpenGL
-/// (GL_DEVICE_UUID_EXT) report it: equal UUIDs mean the same physical GPU.
-struct device_uuid {
-  std::array<std::uint8_t, 16> bytes{};  ///< Raw bytes, in the driver's order.
-
-  /// The UUID in a CUuuid (as cuDeviceGetUuid fills it).
-  [[nodiscard]] static device_uuid from_native(const CUuuid& raw) noexcept {
-    device_uuid uuid;
-    for (std::size_t i = 0; i < uuid.bytes.size(); ++i) uuid.bytes[i] = static_cast<std::uint8_t>(raw.bytes[i]);
-    return uuid;
-  }
-
-  /// Lower-case hex in 8-4-4-4-12 groups, e.g. "1a2b3c4d-...".
-  [[nodiscard]] std::string to_string() const;
-  /// True if every byte is zero (an unset UUID).
-  [[nodiscard]] bool is_zero() const noexcept;
-  /// Byte-wise equality.
-  friend bool operator==(const device_uuid&, const device_uuid&) = default;
-};
+/// The GPU UUID type (shared with the Vulkan and GL modules). See membridge::device_uuid.
+using device_uuid = membridge::device_uuid;
 
 /// What a device offers for shareable virtual memory. Read once when the device is opened; a flag
 /// the driver cannot report (too old to know the attribute) reads as false.

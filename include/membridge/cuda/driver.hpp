@@ -55,6 +55,12 @@ struct driver_api {
   PFN_cuMemSetAccess_v10020 cuMemSetAccess = nullptr;                                    ///< cuMemSetAccess
   PFN_cuMemExportToShareableHandle_v10020 cuMemExportToShareableHandle = nullptr;      ///< export as fd
   PFN_cuMemImportFromShareableHandle_v10020 cuMemImportFromShareableHandle = nullptr;  ///< import from fd
+
+  // External semaphores (Vulkan/GL interop).
+  PFN_cuImportExternalSemaphore_v10000 cuImportExternalSemaphore = nullptr;              ///< import a semaphore fd
+  PFN_cuDestroyExternalSemaphore_v10000 cuDestroyExternalSemaphore = nullptr;            ///< destroy the import
+  PFN_cuSignalExternalSemaphoresAsync_v10000 cuSignalExternalSemaphoresAsync = nullptr;  ///< signal on a stream
+  PFN_cuWaitExternalSemaphoresAsync_v10000 cuWaitExternalSemaphoresAsync = nullptr;      ///< wait on a stream
 };
 
 /// A loaded CUDA driver: the function table plus the library that backs it.

@@ -1,0 +1,60 @@
+// membridge/cuda/external_semaphore.hpp: a Vulkan or GL timeline semaphore imported into CUDA.
+#pragma once
+
+#include <membridge/core/result.hpp>
+#include <membridge/cuda/device.hpp>
+#include <membridge/os/borrowed_fd.hpp>
+
+#include <cstdint>
+#include <memory>
+
+namespace membridge::cuda {
+
+/// A timeline semaphore another API exported as an opaque fd (Vulkan's vkGetSemaphoreFdKHR), imported
+/// with cuImportExternalSemaphore. CUDA streams signal and wait on it; the counter is the one Vulkan
+/// (and GL) see.
+///
+/// A stream that waits on an external semaphore makes later kernel launches on the host block until
+/// the wait is resolved (measured ~140 us on an H100): enqueue from a thread that may block, not the
+/// render thread (see docs/synchronization.md).
+///
+/// Move-only; destruction destroys the import (cuDestroyExternalSemaphore). Pending stream work that
+/// uses it must be finished first.
+class external_semaphore {
+ public:
+  /// Imports a timeline semaphore's opaque fd into the device's primary context.
+  /// Ownership: duplicates `fd` (close-on-exec); CUDA takes the duplicate on success, a failure
+  /// closes it; the caller's fd is never closed.
+  /// Errors: invalid_argument for an invalid fd or one CUDA rejects; unsupported when the device has no
+  /// timeline semaphore interop.
+  [[nodiscard]] static result<external_semaphore> import_timeline(const device& dev, os::borrowed_fd fd);
+
+  /// An empty object.
+  external_semaphore() noexcept = default;
+  external_semaphore(const external_semaphore&) = delete;
+  external_semaphore& operator=(const external_semaphore&) = delete;
+  /// Takes over `other`'s import; `other` becomes empty.
+  external_semaphore(external_semaphore&& other) noexcept;
+  /// Destroys the held import, then takes over `other`'s.
+  external_semaphore& operator=(external_semaphore&& other) noexcept;
+  /// Destroys the import.
+  ~external_semaphore();
+
+  /// Enqueues on `stream`: set the counter to `value` once earlier work on the stream is done.
+  [[nodiscard]] result<void> signal(CUstream stream, std::uint64_t value) const;
+  /// Enqueues on `stream`: later work waits until the counter reaches `value`.
+  [[nodiscard]] result<void> wait(CUstream stream, std::uint64_t value) const;
+
+  /// The CUDA handle. Ownership: owned by this object.
+  [[nodiscard]] CUexternalSemaphore native() const noexcept { return semaphore_; }
+  /// True when an import is held.
+  [[nodiscard]] bool valid() const noexcept { return semaphore_ != nullptr; }
+
+ private:
+  void reset() noexcept;
+
+  std::shared_ptr<const detail::device_state> device_;
+  CUexternalSemaphore semaphore_ = nullptr;
+};
+
+}  // namespace membridge::cuda

@@ -1,0 +1,74 @@
+// membridge/vulkan/timeline_semaphore.hpp: a Vulkan timeline semaphore that CUDA and GL can share.
+#pragma once
+
+#include <membridge/core/result.hpp>
+#include <membridge/os/borrowed_fd.hpp>
+#include <membridge/os/unique_fd.hpp>
+#include <membridge/vulkan/device_context.hpp>
+
+#include <vulkan/vulkan_core.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+
+namespace membridge::vulkan {
+
+/// A timeline semaphore (VK_SEMAPHORE_TYPE_TIMELINE). Created exportable as an opaque fd, it is imported
+/// by CUDA (cuda::external_semaphore) or GL, and all of them signal and wait on the same 64-bit counter.
+///
+/// Move-only; destruction destroys the semaphore. Pending GPU waits or signals on it must be done first.
+class timeline_semaphore {
+ public:
+  /// Creates a timeline semaphore with `initial_value`; exportable as an opaque fd when `exportable`.
+  /// Errors: unsupported without timeline semaphores, or (exportable) without
+  /// VK_KHR_external_semaphore_fd or when the driver cannot export timeline semaphores as opaque fds.
+  /// Ownership: the object owns the semaphore.
+  [[nodiscard]] static result<timeline_semaphore> create(const device_context& context, std::uint64_t initial_value = 0,
+                                                         bool exportable = true);
+
+  /// Imports a timeline semaphore exported by another device or process (its payload is shared).
+  /// Ownership: duplicates `fd`; Vulkan takes the duplicate on success; the caller keeps its fd.
+  /// Errors: unsupported without VK_KHR_external_semaphore_fd; invalid_argument when Vulkan rejects the fd.
+  [[nodiscard]] static result<timeline_semaphore> import(const device_context& context, os::borrowed_fd fd);
+
+  /// An empty object.
+  timeline_semaphore() noexcept = default;
+  timeline_semaphore(const timeline_semaphore&) = delete;
+  timeline_semaphore& operator=(const timeline_semaphore&) = delete;
+  /// Takes over `other`'s semaphore; `other` becomes empty.
+  timeline_semaphore(timeline_semaphore&& other) noexcept;
+  /// Destroys the held semaphore, then takes over `other`'s.
+  timeline_semaphore& operator=(timeline_semaphore&& other) noexcept;
+  /// Destroys the semaphore.
+  ~timeline_semaphore();
+
+  /// Exports a new opaque fd referring to this semaphore.
+  /// Ownership: the caller owns the returned fd (close-on-exec).
+  /// Errors: unsupported when created without `exportable`.
+  [[nodiscard]] result<os::unique_fd> export_fd() const;
+
+  /// The counter's current value (vkGetSemaphoreCounterValue).
+  [[nodiscard]] result<std::uint64_t> value() const;
+  /// Sets the counter to `value` from the host (must be greater than the current value).
+  [[nodiscard]] result<void> signal(std::uint64_t value) const;
+  /// Waits on the host until the counter reaches `value`.
+  /// Errors: timeout when `timeout` passes first; device_lost.
+  [[nodiscard]] result<void> wait(std::uint64_t value, std::chrono::nanoseconds timeout) const;
+
+  /// The semaphore. Ownership: owned by this object.
+  [[nodiscard]] VkSemaphore get() const noexcept { return semaphore_; }
+  /// True when created exportable.
+  [[nodiscard]] bool exportable() const noexcept { return exportable_; }
+  /// True when a semaphore is held.
+  [[nodiscard]] bool valid() const noexcept { return semaphore_ != VK_NULL_HANDLE; }
+
+ private:
+  void reset() noexcept;
+
+  std::shared_ptr<const detail::context_state> context_;
+  VkSemaphore semaphore_ = VK_NULL_HANDLE;
+  bool exportable_ = false;
+};
+
+}  // namespace membridge::vulkan

@@ -1,0 +1,84 @@
+#include <membridge/cuda/external_semaphore.hpp>
+
+#include "detail/device_state.hpp"
+
+#include <string>
+#include <utility>
+
+namespace membridge::cuda {
+
+result<external_semaphore> external_semaphore::import_timeline(const device& dev, os::borrowed_fd fd) {
+  constexpr const char* call = "external_semaphore::import_timeline";
+  if (!dev.valid()) return error(errc::invalid_argument, call, "the device is empty");
+  if (!fd.valid()) return error(errc::invalid_argument, call, "the fd is invalid");
+  const auto& state = dev.state();
+  if (!state->caps.timeline_semaphore_interop)
+    return error(errc::unsupported, call, state->describe() + " has no timeline semaphore interop");
+  MEMBRIDGE_TRY_ASSIGN(auto scope, state->enter());
+  MEMBRIDGE_TRY_ASSIGN(os::unique_fd copy, fd.duplicate());
+  CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC desc{};
+  desc.type = CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD;
+  desc.handle.fd = copy.get();
+  CUexternalSemaphore semaphore = nullptr;
+  if (const CUresult rc = state->api().cuImportExternalSemaphore(&semaphore, &desc); rc != CUDA_SUCCESS) {
+    auto e = state->fail(rc, "cuImportExternalSemaphore", "importing a timeline semaphore fd");
+    if (rc == CUDA_ERROR_UNKNOWN || rc == CUDA_ERROR_INVALID_VALUE)
+      return error::from_native(errc::invalid_argument, error_source::cuda, rc, std::string(e.native_name()),
+                                "cuImportExternalSemaphore",
+                                "the fd is not a timeline semaphore CUDA can import (wrong type or another GPU's)");
+    return e;
+  }
+  static_cast<void>(copy.release());  // CUDA owns it now
+  external_semaphore out;
+  out.device_ = state;
+  out.semaphore_ = semaphore;
+  return out;
+}
+
+result<void> external_semaphore::signal(CUstream stream, std::uint64_t value) const {
+  if (!valid()) return error(errc::invalid_argument, "external_semaphore::signal", "the semaphore is empty");
+  MEMBRIDGE_TRY_ASSIGN(auto scope, device_->enter());
+  CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS params{};
+  params.params.fence.value = value;
+  if (const CUresult rc = device_->api().cuSignalExternalSemaphoresAsync(&semaphore_, &params, 1, stream);
+      rc != CUDA_SUCCESS)
+    return device_->fail(rc, "cuSignalExternalSemaphoresAsync", "signalling value " + std::to_string(value));
+  return ok();
+}
+
+result<void> external_semaphore::wait(CUstream stream, std::uint64_t value) const {
+  if (!valid()) return error(errc::invalid_argument, "external_semaphore::wait", "the semaphore is empty");
+  MEMBRIDGE_TRY_ASSIGN(auto scope, device_->enter());
+  CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS params{};
+  params.params.fence.value = value;
+  if (const CUresult rc = device_->api().cuWaitExternalSemaphoresAsync(&semaphore_, &params, 1, stream);
+      rc != CUDA_SUCCESS)
+    return device_->fail(rc, "cuWaitExternalSemaphoresAsync", "waiting for value " + std::to_string(value));
+  return ok();
+}
+
+external_semaphore::external_semaphore(external_semaphore&& other) noexcept
+    : device_(std::move(other.device_)), semaphore_(std::exchange(other.semaphore_, nullptr)) {}
+
+external_semaphore& external_semaphore::operator=(external_semaphore&& other) noexcept {
+  if (this != &other) {
+    reset();
+    device_ = std::move(other.device_);
+    semaphore_ = std::exchange(other.semaphore_, nullptr);
+  }
+  return *this;
+}
+
+external_semaphore::~external_semaphore() { reset(); }
+
+void external_semaphore::reset() noexcept {
+  if (semaphore_ != nullptr && device_) {
+    auto scope = device_->enter();
+    if (const CUresult rc = device_->api().cuDestroyExternalSemaphore(semaphore_); rc != CUDA_SUCCESS)
+      detail::log_teardown_failure(device_->fail(rc, "cuDestroyExternalSemaphore", "destroying an imported semaphore"));
+  }
+  semaphore_ = nullptr;
+  device_.reset();
+}
+
+}  // namespace membridge::cuda

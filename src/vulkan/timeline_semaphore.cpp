@@ -1,0 +1,152 @@
+#include <membridge/vulkan/timeline_semaphore.hpp>
+
+#include "detail/context_state.hpp"
+#include "detail/vk_error.hpp"
+
+#include <string>
+
+namespace membridge::vulkan {
+
+namespace {
+
+constexpr const char* create_call = "timeline_semaphore::create";
+constexpr const char* import_call = "timeline_semaphore::import";
+
+bool can_export_timeline(const detail::context_state& s) {
+  VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
+  type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+  VkPhysicalDeviceExternalSemaphoreInfo info{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_SEMAPHORE_INFO};
+  info.pNext = &type;
+  info.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
+  VkExternalSemaphoreProperties props{VK_STRUCTURE_TYPE_EXTERNAL_SEMAPHORE_PROPERTIES};
+  s.instance_fns.vkGetPhysicalDeviceExternalSemaphoreProperties(s.physical_device, &info, &props);
+  return (props.externalSemaphoreFeatures & VK_EXTERNAL_SEMAPHORE_FEATURE_EXPORTABLE_BIT) != 0;
+}
+
+result<VkSemaphore> make_semaphore(const detail::context_state& s, std::uint64_t initial, bool exportable) {
+  VkExportSemaphoreCreateInfo export_info{VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO};
+  export_info.handleTypes = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
+  VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
+  type.pNext = exportable ? &export_info : nullptr;
+  type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+  type.initialValue = initial;
+  VkSemaphoreCreateInfo sci{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
+  sci.pNext = &type;
+  VkSemaphore semaphore = VK_NULL_HANDLE;
+  if (const VkResult rc = s.table.vkCreateSemaphore(s.device, &sci, nullptr, &semaphore); rc != VK_SUCCESS)
+    return vulkan::detail::make_error(rc, "vkCreateSemaphore", "a timeline semaphore");
+  return semaphore;
+}
+
+}  // namespace
+
+result<timeline_semaphore> timeline_semaphore::create(const device_context& context, std::uint64_t initial_value,
+                                                      bool exportable) {
+  if (!context.valid()) return error(errc::invalid_argument, create_call, "the device context is empty");
+  const auto& state = context.state();
+  if (!state->caps.timeline_semaphore)
+    return error(errc::unsupported, create_call, "timeline semaphores are not enabled on the device");
+  if (exportable && !state->caps.external_semaphore_fd)
+    return error(errc::unsupported, create_call,
+                 "sharing a semaphore needs VK_KHR_external_semaphore_fd, which the device does not have enabled");
+  if (exportable && !can_export_timeline(*state))
+    return error(errc::unsupported, create_call, "the driver cannot export timeline semaphores as opaque fds");
+  timeline_semaphore out;
+  out.context_ = state;
+  out.exportable_ = exportable;
+  MEMBRIDGE_TRY_ASSIGN(out.semaphore_, make_semaphore(*state, initial_value, exportable));
+  return out;
+}
+
+result<timeline_semaphore> timeline_semaphore::import(const device_context& context, os::borrowed_fd fd) {
+  if (!context.valid()) return error(errc::invalid_argument, import_call, "the device context is empty");
+  if (!fd.valid()) return error(errc::invalid_argument, import_call, "the fd is invalid");
+  const auto& state = context.state();
+  if (!state->caps.timeline_semaphore || !state->caps.external_semaphore_fd)
+    return error(errc::unsupported, import_call,
+                 "importing needs timeline semaphores and VK_KHR_external_semaphore_fd enabled on the device");
+  timeline_semaphore out;
+  out.context_ = state;
+  MEMBRIDGE_TRY_ASSIGN(out.semaphore_, make_semaphore(*state, 0, false));
+  MEMBRIDGE_TRY_ASSIGN(os::unique_fd copy, fd.duplicate());
+  VkImportSemaphoreFdInfoKHR info{VK_STRUCTURE_TYPE_IMPORT_SEMAPHORE_FD_INFO_KHR};
+  info.semaphore = out.semaphore_;
+  info.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
+  info.fd = copy.get();
+  if (const VkResult rc = state->table.vkImportSemaphoreFdKHR(state->device, &info); rc != VK_SUCCESS)
+    return vulkan::detail::make_error(rc, "vkImportSemaphoreFdKHR", "importing a timeline semaphore");
+  static_cast<void>(copy.release());  // Vulkan owns it now
+  return out;
+}
+
+result<os::unique_fd> timeline_semaphore::export_fd() const {
+  if (!valid()) return error(errc::invalid_argument, "timeline_semaphore::export_fd", "the semaphore is empty");
+  if (!exportable_)
+    return error(errc::unsupported, "timeline_semaphore::export_fd", "the semaphore was created without exportable");
+  VkSemaphoreGetFdInfoKHR info{VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR};
+  info.semaphore = semaphore_;
+  info.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
+  int raw = -1;
+  if (const VkResult rc = context_->table.vkGetSemaphoreFdKHR(context_->device, &info, &raw); rc != VK_SUCCESS)
+    return vulkan::detail::make_error(rc, "vkGetSemaphoreFdKHR");
+  auto fd = os::unique_fd::from_native(raw);
+  MEMBRIDGE_TRY(os::set_close_on_exec(fd));
+  return fd;
+}
+
+result<std::uint64_t> timeline_semaphore::value() const {
+  if (!valid()) return error(errc::invalid_argument, "timeline_semaphore::value", "the semaphore is empty");
+  std::uint64_t v = 0;
+  if (const VkResult rc = context_->table.vkGetSemaphoreCounterValue(context_->device, semaphore_, &v);
+      rc != VK_SUCCESS)
+    return vulkan::detail::make_error(rc, "vkGetSemaphoreCounterValue");
+  return v;
+}
+
+result<void> timeline_semaphore::signal(std::uint64_t value) const {
+  if (!valid()) return error(errc::invalid_argument, "timeline_semaphore::signal", "the semaphore is empty");
+  VkSemaphoreSignalInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO};
+  info.semaphore = semaphore_;
+  info.value = value;
+  if (const VkResult rc = context_->table.vkSignalSemaphore(context_->device, &info); rc != VK_SUCCESS)
+    return vulkan::detail::make_error(rc, "vkSignalSemaphore", "to " + std::to_string(value));
+  return ok();
+}
+
+result<void> timeline_semaphore::wait(std::uint64_t value, std::chrono::nanoseconds timeout) const {
+  if (!valid()) return error(errc::invalid_argument, "timeline_semaphore::wait", "the semaphore is empty");
+  VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+  info.semaphoreCount = 1;
+  info.pSemaphores = &semaphore_;
+  info.pValues = &value;
+  const auto ns = timeout.count() < 0 ? 0 : static_cast<std::uint64_t>(timeout.count());
+  if (const VkResult rc = context_->table.vkWaitSemaphores(context_->device, &info, ns); rc != VK_SUCCESS)
+    return vulkan::detail::make_error(rc, "vkWaitSemaphores", "waiting for value " + std::to_string(value));
+  return ok();
+}
+
+timeline_semaphore::timeline_semaphore(timeline_semaphore&& other) noexcept
+    : context_(std::move(other.context_)),
+      semaphore_(std::exchange(other.semaphore_, VK_NULL_HANDLE)),
+      exportable_(other.exportable_) {}
+
+timeline_semaphore& timeline_semaphore::operator=(timeline_semaphore&& other) noexcept {
+  if (this != &other) {
+    reset();
+    context_ = std::move(other.context_);
+    semaphore_ = std::exchange(other.semaphore_, VK_NULL_HANDLE);
+    exportable_ = other.exportable_;
+  }
+  return *this;
+}
+
+timeline_semaphore::~timeline_semaphore() { reset(); }
+
+void timeline_semaphore::reset() noexcept {
+  if (semaphore_ != VK_NULL_HANDLE && context_)
+    context_->table.vkDestroySemaphore(context_->device, semaphore_, nullptr);
+  semaphore_ = VK_NULL_HANDLE;
+  context_.reset();
+}
+
+}  // namespace membridge::vulkan
