@@ -138,4 +138,57 @@ cudaError_t write16(void* dst, std::size_t bytes, std::uint32_t value, cudaStrea
   return cudaGetLastError();
 }
 
+namespace {
+
+__global__ void fill_2d_kernel(unsigned char* p, std::size_t pitch, std::uint32_t width, std::uint32_t height,
+                               std::uint32_t seed) {
+  const std::uint32_t x = blockIdx.x * blockDim.x + threadIdx.x;
+  const std::uint32_t y = blockIdx.y;
+  if (x >= width || y >= height) return;
+  reinterpret_cast<std::uint32_t*>(p + y * pitch)[x] = pattern(static_cast<std::uint64_t>(y) * width + x, seed);
+}
+
+__global__ void check_2d_kernel(const unsigned char* p, std::size_t pitch, std::uint32_t width, std::uint32_t height,
+                                std::uint32_t value, unsigned long long* counter) {
+  const std::uint32_t x = blockIdx.x * blockDim.x + threadIdx.x;
+  const std::uint32_t y = blockIdx.y;
+  if (x >= width || y >= height) return;
+  if (reinterpret_cast<const std::uint32_t*>(p + y * pitch)[x] != value) atomicAdd(counter, 1ULL);
+}
+
+__global__ void frame_kernel(std::uint32_t* slot, std::size_t words, std::uint32_t frame, const std::uint32_t* echo,
+                             long long expected_echo, unsigned long long* errors) {
+  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  if (i == 0 && expected_echo >= 0 && *echo != static_cast<std::uint32_t>(expected_echo)) atomicAdd(errors, 1ULL);
+  for (std::size_t k = i; k < words; k += static_cast<std::size_t>(gridDim.x) * blockDim.x) slot[k] = frame;
+}
+
+}  // namespace
+
+cudaError_t fill_pattern_2d(void* p, std::size_t pitch, std::uint32_t width, std::uint32_t height, std::uint32_t seed,
+                            cudaStream_t stream) {
+  if (width == 0 || height == 0) return cudaSuccess;
+  const dim3 grid((width + threads - 1) / threads, height);
+  fill_2d_kernel<<<grid, threads, 0, stream>>>(static_cast<unsigned char*>(p), pitch, width, height, seed);
+  return cudaGetLastError();
+}
+
+cudaError_t count_not_equal_2d(const void* p, std::size_t pitch, std::uint32_t width, std::uint32_t height,
+                               std::uint32_t value, unsigned long long& bad, cudaStream_t stream) {
+  return count_with(
+      [&](unsigned long long* counter) {
+        if (width == 0 || height == 0) return;
+        const dim3 grid((width + threads - 1) / threads, height);
+        check_2d_kernel<<<grid, threads, 0, stream>>>(static_cast<const unsigned char*>(p), pitch, width, height,
+                                                      value, counter);
+      },
+      bad, stream);
+}
+
+cudaError_t frame_step(std::uint32_t* slot, std::size_t words, std::uint32_t frame, const std::uint32_t* echo,
+                       long long expected_echo, unsigned long long* errors, cudaStream_t stream) {
+  frame_kernel<<<64, threads, 0, stream>>>(slot, words, frame, echo, expected_echo, errors);
+  return cudaGetLastError();
+}
+
 }  // namespace membridge::testing::gpu

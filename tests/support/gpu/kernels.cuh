@@ -37,4 +37,17 @@ cudaError_t write16(void* dst, std::size_t bytes, std::uint32_t value, cudaStrea
 cudaError_t count_not_equal(const void* p, std::size_t bytes, std::uint32_t value, unsigned long long& bad,
                             cudaStream_t stream = nullptr);
 
+/// Writes a width x height image of 32-bit texels at `p` with rows `pitch` bytes apart; texel (x, y)
+/// gets pattern(y * width + x, seed).
+cudaError_t fill_pattern_2d(void* p, std::size_t pitch, std::uint32_t width, std::uint32_t height, std::uint32_t seed,
+                            cudaStream_t stream = nullptr);
+/// Counts texels of a pitched image that differ from `value`; waits for the stream.
+cudaError_t count_not_equal_2d(const void* p, std::size_t pitch, std::uint32_t width, std::uint32_t height,
+                               std::uint32_t value, unsigned long long& bad, cudaStream_t stream = nullptr);
+
+/// One frame of a producer that checks its consumer: if `expected_echo` >= 0 and *echo differs from
+/// it, adds 1 to *errors; then writes `frame` to `words` 32-bit words at `slot`.
+cudaError_t frame_step(std::uint32_t* slot, std::size_t words, std::uint32_t frame, const std::uint32_t* echo,
+                       long long expected_echo, unsigned long long* errors, cudaStream_t stream = nullptr);
+
 }  // namespace membridge::testing::gpu

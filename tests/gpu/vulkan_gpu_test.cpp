@@ -1,0 +1,339 @@
+// gpu tier, Vulkan: CUDA and Vulkan on one H100 sharing VMM memory (buffers, linear and optimal
+// images, growth across a chunk boundary) and a timeline-ordered frame loop; data checked every time.
+#include "gpu_test.hpp"
+#include "vulkan_test.hpp"
+
+#include <membridge/core/units.hpp>
+#include <membridge/cuda/growable_buffer.hpp>
+#include <membridge/sync/frame_timeline.hpp>
+#include <membridge/sync/same_gpu.hpp>
+#include <membridge/sync/vulkan_mirror.hpp>
+#include <membridge/vulkan/shared_image.hpp>
+
+#include <chrono>
+#include <thread>
+
+namespace membridge::testing {
+namespace {
+
+using namespace membridge::literals;
+using namespace std::chrono_literals;
+
+class vulkan_gpu_test : public gpu_test {
+ protected:
+  void SetUp() override {
+    gpu_test::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    vulkan::create_options options;
+    options.uuid = dev_.uuid();
+    auto made = make_validated_context(options);
+    ASSERT_TRUE(made) << made.error().message();
+    vk = std::move(made).value();
+  }
+  void TearDown() override {
+    if (!dev_.valid()) return;  // skipped: no GPU
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    vk.context = vulkan::device_context();
+    const std::lock_guard<std::mutex> guard(*vk.lock);
+    for (const auto& m : *vk.messages) ADD_FAILURE() << m;
+  }
+  const VolkDeviceTable& fn() const { return vk.context.functions(); }
+
+  // Copies `size` bytes at `offset` of `buffer` into `staging` (at 0) and waits.
+  void read_back(VkBuffer buffer, std::size_t offset, std::size_t size, const staging_buffer& staging) {
+    ASSERT_TRUE(run_commands(vk.context, [&](VkCommandBuffer cb) {
+      full_barrier(vk.context, cb);
+      const VkBufferCopy region{offset, 0, size};
+      fn().vkCmdCopyBuffer(cb, buffer, staging.get(), 1, &region);
+      full_barrier(vk.context, cb);
+    }));
+  }
+  static std::size_t host_mismatches(const std::uint32_t* words, std::size_t count, std::uint32_t seed,
+                                     std::uint64_t first_word = 0) {
+    std::size_t bad = 0;
+    for (std::size_t i = 0; i < count; ++i)
+      if (words[i] != gpu::pattern(first_word + i, seed)) ++bad;
+    return bad;
+  }
+
+  validated_context vk;
+};
+
+TEST_F(vulkan_gpu_test, the_vulkan_context_is_the_cuda_gpu) {
+  MB_OK(sync::require_same_gpu(dev_, vk.context));
+  EXPECT_TRUE(vk.context.capabilities().external_semaphore_fd);
+  EXPECT_TRUE(vk.context.capabilities().timeline_semaphore);
+  EXPECT_TRUE(vk.context.capabilities().sparse_binding);
+}
+
+TEST_F(vulkan_gpu_test, buffer_cuda_writes_vulkan_reads_and_vulkan_writes_cuda_reads) {
+  constexpr std::size_t size = 256_MiB;
+  auto buffer = cuda::growable_buffer::create(dev_, {.size = size, .max_size = 1_GiB});
+  MB_OK(buffer);
+  auto view = sync::mirror_in_vulkan(vk.context, *buffer);
+  MB_OK(view);
+  ASSERT_EQ(view->size(), buffer->capacity());
+  MB_CUDA_OK(gpu::fill_pattern(buffer->data(), size, 21));
+  MB_CUDA_OK(cudaDeviceSynchronize());
+  auto staging = staging_buffer::create(vk.context, size);
+  MB_OK(staging);
+  ASSERT_NO_FATAL_FAILURE(read_back(view->segments()[0].buffer, 0, size, *staging));
+  EXPECT_EQ(host_mismatches(staging->words(), size / 4, 21), 0U);
+
+  ASSERT_TRUE(run_commands(vk.context, [&](VkCommandBuffer cb) {
+    fn().vkCmdFillBuffer(cb, view->segments()[0].buffer, 0, size, 0x600DF00DU);
+    full_barrier(vk.context, cb);
+  }));
+  unsigned long long bad = ~0ULL;
+  MB_CUDA_OK(gpu::count_not_equal(buffer->data(), size, 0x600DF00DU, bad));
+  EXPECT_EQ(bad, 0U);
+}
+
+TEST_F(vulkan_gpu_test, linear_image_cuda_writes_at_the_row_pitch_and_reads_vulkans_clear) {
+  const vulkan::image_info info{.format = VK_FORMAT_R8G8B8A8_UNORM, .width = 1920, .height = 1080,
+                                .tiling = VK_IMAGE_TILING_LINEAR};
+  auto req = vulkan::shared_image::requirements(vk.context, info);
+  MB_OK(req);
+  auto buffer = cuda::growable_buffer::create(dev_, {.size = req->size, .max_size = req->size});
+  MB_OK(buffer);
+  auto chunk = buffer->export_chunk(0);
+  MB_OK(chunk);
+  auto image = vulkan::shared_image::import(vk.context, chunk->fd, chunk->size, info);
+  MB_OK(image);
+  const auto layout = image->layout().value();
+  auto* base = buffer->data<unsigned char>() + layout.offset;
+  MB_CUDA_OK(gpu::fill_pattern_2d(base, layout.row_pitch, 1920, 1080, 33));
+  MB_CUDA_OK(cudaDeviceSynchronize());
+
+  auto staging = staging_buffer::create(vk.context, std::size_t{1920} * 1080 * 4);
+  MB_OK(staging);
+  const auto barrier_to = [&](VkCommandBuffer cb, VkImageLayout from, VkImageLayout to) {
+    VkImageMemoryBarrier b{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
+    b.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
+    b.dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
+    b.oldLayout = from;
+    b.newLayout = to;
+    b.srcQueueFamilyIndex = b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+    b.image = image->get();
+    b.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+    fn().vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0,
+                              nullptr, 0, nullptr, 1, &b);
+  };
+  VkBufferImageCopy region{};
+  region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+  region.imageExtent = {1920, 1080, 1};
+  ASSERT_TRUE(run_commands(vk.context, [&](VkCommandBuffer cb) {
+    barrier_to(cb, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_GENERAL);  // keeps a linear image's bytes
+    fn().vkCmdCopyImageToBuffer(cb, image->get(), VK_IMAGE_LAYOUT_GENERAL, staging->get(), 1, &region);
+    full_barrier(vk.context, cb);
+  }));
+  EXPECT_EQ(host_mismatches(staging->words(), std::size_t{1920} * 1080, 33), 0U);
+
+  VkClearColorValue colour{};
+  colour.float32[0] = 1.0F;  // RGBA8 (255, 0, 0, 255) = 0xFF0000FF little-endian
+  colour.float32[3] = 1.0F;
+  ASSERT_TRUE(run_commands(vk.context, [&](VkCommandBuffer cb) {
+    const VkImageSubresourceRange range{VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+    fn().vkCmdClearColorImage(cb, image->get(), VK_IMAGE_LAYOUT_GENERAL, &colour, 1, &range);
+    full_barrier(vk.context, cb);
+  }));
+  unsigned long long bad = ~0ULL;
+  MB_CUDA_OK(gpu::count_not_equal_2d(base, layout.row_pitch, 1920, 1080, 0xFF0000FFU, bad));
+  EXPECT_EQ(bad, 0U);
+}
+
+TEST_F(vulkan_gpu_test, optimal_image_on_vmm_memory_holds_what_vulkan_writes) {
+  const vulkan::image_info info{.format = VK_FORMAT_R8G8B8A8_UNORM, .width = 2048, .height = 2048};
+  auto req = vulkan::shared_image::requirements(vk.context, info);
+  MB_OK(req);
+  auto buffer = cuda::growable_buffer::create(dev_, {.size = req->size, .max_size = req->size});
+  MB_OK(buffer);
+  MB_CUDA_OK(cudaMemset(buffer->data(), 0xEE, buffer->capacity()));  // poison
+  MB_CUDA_OK(cudaDeviceSynchronize());
+  auto chunk = buffer->export_chunk(0);
+  MB_OK(chunk);
+  auto image = vulkan::shared_image::import(vk.context, chunk->fd, chunk->size, info);
+  MB_OK(image);
+  const std::size_t texels = std::size_t{2048} * 2048;
+  auto staging = staging_buffer::create(vk.context, texels * 4);
+  MB_OK(staging);
+  for (std::size_t i = 0; i < texels; ++i) staging->words()[i] = gpu::pattern(i, 44);
+  VkBufferImageCopy region{};
+  region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+  region.imageExtent = {2048, 2048, 1};
+  const auto barrier_to = [&](VkCommandBuffer cb, VkImageLayout from, VkImageLayout to) {
+    VkImageMemoryBarrier b{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
+    b.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
+    b.dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
+    b.oldLayout = from;
+    b.newLayout = to;
+    b.srcQueueFamilyIndex = b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+    b.image = image->get();
+    b.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+    fn().vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0,
+                              nullptr, 0, nullptr, 1, &b);
+  };
+  ASSERT_TRUE(run_commands(vk.context, [&](VkCommandBuffer cb) {
+    barrier_to(cb, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL);
+    fn().vkCmdCopyBufferToImage(cb, staging->get(), image->get(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
+    barrier_to(cb, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
+  }));
+  for (std::size_t i = 0; i < texels; ++i) staging->words()[i] = 0;
+  // The bytes are in VMM memory: CUDA sees them change from the poison (layout is the driver's).
+  unsigned long long poisoned = ~0ULL;
+  MB_CUDA_OK(gpu::count_not_equal(buffer->data(), req->size, 0xEEEEEEEEU, poisoned));
+  EXPECT_GT(poisoned, 0U);
+  ASSERT_TRUE(run_commands(vk.context, [&](VkCommandBuffer cb) {
+    fn().vkCmdCopyImageToBuffer(cb, image->get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, staging->get(), 1, &region);
+    full_barrier(vk.context, cb);
+  }));
+  EXPECT_EQ(host_mismatches(staging->words(), texels, 44), 0U);
+}
+
+// CUDA frame n writes n into slot n % slots; Vulkan frame n copies the slot's first word into log[n]
+// and into the echo word; with one slot CUDA frame n also checks the echo holds n - 1.
+
+class timeline_gpu_test : public vulkan_gpu_test {
+ protected:
+  void ping_pong(std::uint32_t slots, std::uint64_t frames) {
+    constexpr std::size_t slot_words = 256 * 1024;  // 1 MiB per slot
+    const std::size_t echo_offset = slots * slot_words * 4;
+    auto buffer = cuda::growable_buffer::create(dev_, {.size = echo_offset + 2_MiB, .max_size = 64_MiB});
+    MB_OK(buffer);
+    MB_CUDA_OK(cudaMemset(buffer->data(), 0xFF, buffer->size()));
+    MB_CUDA_OK(cudaDeviceSynchronize());
+    auto view = sync::mirror_in_vulkan(vk.context, *buffer);
+    MB_OK(view);
+    const VkBuffer shared = view->segments()[0].buffer;
+    auto timeline = sync::frame_timeline::create(vk.context, dev_, {.slots = slots});
+    MB_OK(timeline);
+    auto log = staging_buffer::create(vk.context, frames * 4);
+    MB_OK(log);
+    unsigned long long* errors = nullptr;
+    MB_CUDA_OK(cudaMalloc(&errors, sizeof *errors));
+    MB_CUDA_OK(cudaMemset(errors, 0, sizeof *errors));
+    cudaStream_t stream = nullptr;
+    MB_CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+
+    VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    pci.queueFamilyIndex = vk.context.graphics_queue().family;
+    VkCommandPool pool = VK_NULL_HANDLE;
+    ASSERT_EQ(fn().vkCreateCommandPool(vk.context.device(), &pci, nullptr, &pool), VK_SUCCESS);
+    std::vector<VkCommandBuffer> cbs(frames);
+    VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    ai.commandPool = pool;
+    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    ai.commandBufferCount = static_cast<std::uint32_t>(frames);
+    ASSERT_EQ(fn().vkAllocateCommandBuffers(vk.context.device(), &ai, cbs.data()), VK_SUCCESS);
+    for (std::uint64_t n = 0; n < frames; ++n) {
+      VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+      ASSERT_EQ(fn().vkBeginCommandBuffer(cbs[n], &bi), VK_SUCCESS);
+      full_barrier(vk.context, cbs[n]);
+      const std::size_t slot_offset = timeline->slot(n) * slot_words * 4;
+      const VkBufferCopy to_log{slot_offset, n * 4, 4};
+      fn().vkCmdCopyBuffer(cbs[n], shared, log->get(), 1, &to_log);
+      const VkBufferCopy to_echo{slot_offset, echo_offset, 4};
+      fn().vkCmdCopyBuffer(cbs[n], shared, shared, 1, &to_echo);
+      full_barrier(vk.context, cbs[n]);
+      ASSERT_EQ(fn().vkEndCommandBuffer(cbs[n]), VK_SUCCESS);
+    }
+
+    auto* base = buffer->data<std::uint32_t>();
+    const auto* echo = base + echo_offset / 4;
+    for (std::uint64_t n = 0; n < frames; ++n) {
+      MB_OK(timeline->cuda_acquire(stream, n));
+      const long long expected = (slots == 1 && n > 0) ? static_cast<long long>(n - 1) : -1;
+      MB_CUDA_OK(gpu::frame_step(base + timeline->slot(n) * slot_words, slot_words, static_cast<std::uint32_t>(n),
+                                 echo, expected, errors, stream));
+      MB_OK(timeline->cuda_release(stream, n));
+      MB_OK(timeline->submit(vk.context.graphics_queue().queue, {&cbs[n], 1}, n, VK_PIPELINE_STAGE_TRANSFER_BIT));
+    }
+    MB_OK(timeline->wait_consumed(frames - 1, 30s));
+    MB_CUDA_OK(cudaStreamSynchronize(stream));
+    unsigned long long cuda_errors = ~0ULL;
+    MB_CUDA_OK(cudaMemcpy(&cuda_errors, errors, sizeof cuda_errors, cudaMemcpyDeviceToHost));
+    EXPECT_EQ(cuda_errors, 0U) << "CUDA saw Vulkan's echo out of order";
+    std::size_t wrong = 0;
+    for (std::uint64_t n = 0; n < frames; ++n)
+      if (log->words()[n] != n) ++wrong;
+    EXPECT_EQ(wrong, 0U) << "Vulkan read a slot that did not hold its frame";
+    fn().vkDestroyCommandPool(vk.context.device(), pool, nullptr);
+    MB_CUDA_OK(cudaStreamDestroy(stream));
+    MB_CUDA_OK(cudaFree(errors));
+  }
+};
+
+TEST_F(timeline_gpu_test, one_slot_ping_pong_1000_frames_stays_in_order) { ping_pong(1, 1000); }
+TEST_F(timeline_gpu_test, three_slot_pipeline_1000_frames_stays_in_order) { ping_pong(3, 1000); }
+
+TEST_F(vulkan_gpu_test, growth_binds_the_new_chunk_and_vulkan_reads_across_the_boundary) {
+  cuda::chunk_policy policy;
+  policy.min_chunk = 64_MiB;
+  policy.max_chunk = 64_MiB;
+  auto buffer = cuda::growable_buffer::create(dev_, {.size = 64_MiB, .max_size = 1_GiB, .chunks = policy});
+  MB_OK(buffer);
+  auto view = sync::mirror_in_vulkan(vk.context, *buffer);
+  MB_OK(view);
+  ASSERT_TRUE(view->is_sparse());
+  const VkBuffer before = view->buffer();
+  MB_CUDA_OK(gpu::fill_pattern(buffer->data(), 64_MiB, 5));
+  MB_CUDA_OK(cudaDeviceSynchronize());
+
+  // Vulkan reads the old chunk on the graphics queue while another thread grows and binds the new one.
+  auto staging = staging_buffer::create(vk.context, 64_MiB);
+  MB_OK(staging);
+  result<bool> followed = false;
+  std::thread grower([&] {
+    if (auto grown = buffer->grow(192_MiB); !grown) {
+      followed = std::move(grown).error();
+      return;
+    }
+    followed = sync::follow_growth(*view, *buffer);
+  });
+  ASSERT_NO_FATAL_FAILURE(read_back(before, 0, 64_MiB, *staging));
+  grower.join();
+  MB_OK(followed);
+  EXPECT_TRUE(*followed);
+  EXPECT_EQ(host_mismatches(staging->words(), 64_MiB / 4, 5), 0U);
+  EXPECT_EQ(view->buffer(), before) << "sparse growth keeps the VkBuffer";
+  EXPECT_EQ(view->size(), buffer->capacity());
+  EXPECT_EQ(view->chunk_count(), 3U);
+
+  MB_CUDA_OK(gpu::fill_pattern(buffer->data(), 192_MiB, 6));
+  MB_CUDA_OK(cudaDeviceSynchronize());
+  const std::size_t start = 64_MiB - 1_MiB;  // 2 MiB across each of the old/new boundaries
+  for (const std::size_t boundary_start : {start, start + 64_MiB}) {
+    ASSERT_NO_FATAL_FAILURE(read_back(view->buffer(), boundary_start, 2_MiB, *staging));
+    EXPECT_EQ(host_mismatches(staging->words(), 2_MiB / 4, 6, boundary_start / 4), 0U) << boundary_start;
+  }
+  // Vulkan writes across the boundary; CUDA reads it.
+  ASSERT_TRUE(run_commands(vk.context, [&](VkCommandBuffer cb) {
+    fn().vkCmdFillBuffer(cb, view->buffer(), start, 2_MiB, 0xB0B0B0B0U);
+    full_barrier(vk.context, cb);
+  }));
+  unsigned long long bad = ~0ULL;
+  MB_CUDA_OK(gpu::count_not_equal(buffer->data<unsigned char>() + start, 2_MiB, 0xB0B0B0B0U, bad));
+  EXPECT_EQ(bad, 0U);
+
+  // Shrinking drops the chunks from the view too.
+  MB_OK(buffer->shrink(64_MiB));
+  auto shrunk = sync::follow_growth(*view, *buffer);
+  MB_OK(shrunk);
+  EXPECT_EQ(view->chunk_count(), buffer->chunk_count());
+}
+
+void warm_up_vulkan() {
+  auto dev = open_gpu();
+  if (!dev) return;
+  vulkan::create_options options;
+  options.uuid = dev->uuid();
+  auto made = make_validated_context(options);  // opens the driver's long-lived fds before the leak checks
+  if (!made) return;
+  auto sem = vulkan::timeline_semaphore::create(made->context, 0, true);
+  if (!sem) return;
+  if (auto fd = sem->export_fd()) (void)cuda::external_semaphore::import_timeline(*dev, *fd);
+}
+const warm_up vulkan_warm_up(&warm_up_vulkan);
+
+}  // namespace
+}  // namespace membridge::testing
