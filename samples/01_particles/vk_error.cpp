@@ -1,0 +1,69 @@
+// VkResult names and categories.
+#include "vk_error.hpp"
+
+#include <utility>
+
+namespace particles {
+
+std::string vk_result_name(VkResult result) {
+  switch (result) {
+#define MEMBRIDGE_PARTICLES_VK_CASE(name) \
+  case name: return #name;
+    MEMBRIDGE_PARTICLES_VK_CASE(VK_SUCCESS)
+    MEMBRIDGE_PARTICLES_VK_CASE(VK_NOT_READY)
+    MEMBRIDGE_PARTICLES_VK_CASE(VK_TIMEOUT)
+    MEMBRIDGE_PARTICLES_VK_CASE(VK_EVENT_SET)
+    MEMBRIDGE_PARTICLES_VK_CASE(VK_EVENT_RESET)
+    MEMBRIDGE_PARTICLES_VK_CASE(VK_INCOMPLETE)
+    MEMBRIDGE_PARTICLES_VK_CASE(VK_ERROR_OUT_OF_HOST_MEMORY)
+    MEMBRIDGE_PARTICLES_VK_CASE(VK_ERROR_OUT_OF_DEVICE_MEMORY)
+    MEMBRIDGE_PARTICLES_VK_CASE(VK_ERROR_INITIALIZATION_FAILED)
+    MEMBRIDGE_PARTICLES_VK_CASE(VK_ERROR_DEVICE_LOST)
+    MEMBRIDGE_PARTICLES_VK_CASE(VK_ERROR_MEMORY_MAP_FAILED)
+    MEMBRIDGE_PARTICLES_VK_CASE(VK_ERROR_LAYER_NOT_PRESENT)
+    MEMBRIDGE_PARTICLES_VK_CASE(VK_ERROR_EXTENSION_NOT_PRESENT)
+    MEMBRIDGE_PARTICLES_VK_CASE(VK_ERROR_FEATURE_NOT_PRESENT)
+    MEMBRIDGE_PARTICLES_VK_CASE(VK_ERROR_INCOMPATIBLE_DRIVER)
+    MEMBRIDGE_PARTICLES_VK_CASE(VK_ERROR_TOO_MANY_OBJECTS)
+    MEMBRIDGE_PARTICLES_VK_CASE(VK_ERROR_FORMAT_NOT_SUPPORTED)
+    MEMBRIDGE_PARTICLES_VK_CASE(VK_ERROR_FRAGMENTED_POOL)
+    MEMBRIDGE_PARTICLES_VK_CASE(VK_ERROR_UNKNOWN)
+    MEMBRIDGE_PARTICLES_VK_CASE(VK_ERROR_OUT_OF_POOL_MEMORY)
+    MEMBRIDGE_PARTICLES_VK_CASE(VK_ERROR_INVALID_EXTERNAL_HANDLE)
+    MEMBRIDGE_PARTICLES_VK_CASE(VK_ERROR_FRAGMENTATION)
+    MEMBRIDGE_PARTICLES_VK_CASE(VK_ERROR_INVALID_OPAQUE_CAPTURE_ADDRESS)
+    MEMBRIDGE_PARTICLES_VK_CASE(VK_ERROR_SURFACE_LOST_KHR)
+    MEMBRIDGE_PARTICLES_VK_CASE(VK_ERROR_OUT_OF_DATE_KHR)
+    MEMBRIDGE_PARTICLES_VK_CASE(VK_SUBOPTIMAL_KHR)
+#undef MEMBRIDGE_PARTICLES_VK_CASE
+    default: return "VkResult " + std::to_string(static_cast<int>(result));
+  }
+}
+
+membridge::errc vk_category(VkResult result) noexcept {
+  using membridge::errc;
+  switch (result) {
+    case VK_ERROR_OUT_OF_HOST_MEMORY:
+    case VK_ERROR_OUT_OF_DEVICE_MEMORY:
+    case VK_ERROR_OUT_OF_POOL_MEMORY:
+    case VK_ERROR_FRAGMENTED_POOL:
+    case VK_ERROR_FRAGMENTATION:
+    case VK_ERROR_TOO_MANY_OBJECTS: return errc::out_of_memory;
+    case VK_ERROR_DEVICE_LOST: return errc::device_lost;
+    case VK_TIMEOUT: return errc::timeout;
+    case VK_ERROR_EXTENSION_NOT_PRESENT:
+    case VK_ERROR_FEATURE_NOT_PRESENT:
+    case VK_ERROR_FORMAT_NOT_SUPPORTED:
+    case VK_ERROR_LAYER_NOT_PRESENT: return errc::unsupported;
+    case VK_ERROR_INITIALIZATION_FAILED:
+    case VK_ERROR_INCOMPATIBLE_DRIVER: return errc::driver_unavailable;
+    default: return errc::internal;
+  }
+}
+
+membridge::error vk_error(VkResult result, std::string call, std::string context, std::source_location where) {
+  return membridge::error::from_native(vk_category(result), membridge::error_source::vulkan, result,
+                                       vk_result_name(result), std::move(call), std::move(context), where);
+}
+
+}  // namespace particles

@@ -1,0 +1,26 @@
+// samples/01_particles/vk_error.hpp: membridge errors from VkResult codes (the renderer's helper; the
+// library's vulkan module has its own).
+#pragma once
+
+#include <membridge/core/error.hpp>
+
+#include <vulkan/vulkan_core.h>
+
+#include <source_location>
+#include <string>
+#include <string_view>
+
+namespace particles {
+
+/// The enumerant name of `result`, e.g. "VK_ERROR_OUT_OF_DEVICE_MEMORY"; "VkResult <n>" for others.
+[[nodiscard]] std::string vk_result_name(VkResult result);
+
+/// The category of a failed VkResult: out_of_memory, device_lost, timeout, unsupported,
+/// driver_unavailable (VK_ERROR_INITIALIZATION_FAILED, VK_ERROR_INCOMPATIBLE_DRIVER) or internal.
+[[nodiscard]] membridge::errc vk_category(VkResult result) noexcept;
+
+/// An error with source vulkan for the failed call `call` (e.g. "vkCreateImage") and its `context`.
+[[nodiscard]] membridge::error vk_error(VkResult result, std::string call, std::string context = {},
+                                        std::source_location where = std::source_location::current());
+
+}  // namespace particles
