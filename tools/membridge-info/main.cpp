@@ -1,5 +1,6 @@
 // membridge-info: a preflight check that prints the CUDA driver, the devices, their UUIDs and the
-// VMM/handle capabilities membridge needs, as text or (--json) as JSON for scripts.
+// VMM/handle capabilities membridge needs, the Vulkan devices and their interop support, as text or
+// (--json) as JSON for scripts.
 #include "report.hpp"
 
 #include <membridge/config.hpp>
@@ -18,7 +19,7 @@ using membridge::info::exit_status;
 /// What the command line asked for.
 struct command_line {
   bool json = false;                           ///< Print JSON instead of text.
-  membridge::info::collect_options collect;    ///< Which library and devices to look at.
+  membridge::info::collect_options collect;    ///< Which libraries and devices to look at.
 };
 
 /// Declares the flags on `app`, writing into `cmd` (and `device` for --device).
@@ -30,6 +31,9 @@ void declare_flags(CLI::App& app, command_line& cmd, int& device) {
   app.add_option("--cuda-library", cmd.collect.cuda_library, "The CUDA driver library to load")
       ->capture_default_str()
       ->type_name("PATH");
+  app.add_option("--vulkan-library", cmd.collect.vulkan_library, "The Vulkan loader to load")
+      ->capture_default_str()
+      ->type_name("PATH");
   app.set_version_flag("--version", std::string("membridge-info ") + MEMBRIDGE_VERSION_STRING,
                        "Print membridge's version and exit");
 }
@@ -38,8 +42,9 @@ void declare_flags(CLI::App& app, command_line& cmd, int& device) {
 /// --version: 0; a usage error: 1, after CLI11 printed why), or nothing to go on.
 std::optional<int> parse(int argc, char** argv, command_line& cmd) {
   CLI::App app("Prints what membridge needs from this machine: the CUDA driver, the devices, their UUIDs\n"
-               "and VMM/handle capabilities. Exit status: 0 when a device is usable, 2 when none is\n"
-               "(or CUDA is unavailable), 1 for a usage error.",
+               "and VMM/handle capabilities, and the Vulkan devices with their interop support.\n"
+               "Exit status: 0 when a CUDA device is usable, 2 when none is (or CUDA is unavailable),\n"
+               "1 for a usage error.",
                "membridge-info");
   int device = -1;
   declare_flags(app, cmd, device);

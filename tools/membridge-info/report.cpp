@@ -1,5 +1,7 @@
 #include "report.hpp"
 
+#include "render_util.hpp"
+
 #include <membridge/config.hpp>
 #include <membridge/core/units.hpp>
 
@@ -11,7 +13,12 @@ namespace membridge::info {
 
 namespace {
 
-using json = nlohmann::ordered_json;
+using detail::error_rows;
+using detail::json;
+using detail::json_of;
+using detail::row;
+using detail::text_or_null;
+using detail::yes_no;
 
 // ------------------------------------------------------------------------------- collecting ---
 
@@ -97,25 +104,6 @@ std::vector<int> ordinals_to_list(int count, const collect_options& options) {
 
 // ---------------------------------------------------------------------------------- text ---
 
-constexpr std::size_t value_column = 32;
-
-// "  label:" padded so values line up in one column.
-void row(std::string& out, std::string_view indent, std::string_view label, std::string_view value) {
-  std::string head = std::string(indent) + std::string(label) + ":";
-  if (head.size() < value_column) head.resize(value_column, ' ');
-  else head += ' ';
-  out += head;
-  out += value;
-  out += '\n';
-}
-
-std::string yes_no(bool value) { return value ? "yes" : "no"; }
-
-void error_rows(std::string& out, std::string_view indent, std::string_view label, const error& e) {
-  row(out, indent, label, to_string(e.code()));
-  row(out, indent, "detail", e.message());
-}
-
 std::string compute_capability_text(const std::array<int, 2>& cc) {
   return std::to_string(cc[0]) + "." + std::to_string(cc[1]);
 }
@@ -176,6 +164,17 @@ void cuda_section(std::string& out, const cuda_report& c) {
   for (const auto& d : c.devices) device_section(out, d);
 }
 
+// One line per listed CUDA device that Vulkan was judged for: "  CUDA device 0: Vulkan interop: ready (...)".
+std::string interop_lines(const cuda_report& c) {
+  std::string out;
+  for (const auto& d : c.devices) {
+    if (!d.vulkan_interop) continue;
+    out += "  CUDA device " + std::to_string(d.ordinal) + ": Vulkan interop: " +
+           (d.vulkan_interop->ready ? "ready" : "not ready") + " (" + d.vulkan_interop->reason + ")\n";
+  }
+  return out;
+}
+
 std::string summary(const cuda_report& c) {
   if (!c.available) return "CUDA is unavailable, so membridge cannot run here.";
   std::size_t usable = 0;
@@ -191,14 +190,6 @@ json or_null(const std::optional<T>& value) {
   return value ? json(*value) : json(nullptr);
 }
 
-json json_of(const std::optional<error>& e) {
-  if (!e) return nullptr;
-  json j = json::object();
-  j["category"] = std::string(to_string(e->code()));
-  j["message"] = e->message();
-  return j;
-}
-
 json json_of(const cuda::device_capabilities& c) {
   json j = json::object();
   j["virtual_memory_management"] = c.virtual_memory_management;
@@ -211,8 +202,6 @@ json json_of(const cuda::device_capabilities& c) {
   j["unified_addressing"] = c.unified_addressing;
   return j;
 }
-
-json text_or_null(const std::string& text) { return text.empty() ? json(nullptr) : json(text); }
 
 void identity_fields(json& j, const device_identity& id) {
   j["name"] = text_or_null(id.name);
@@ -231,6 +220,15 @@ void property_fields(json& j, const cuda_device_report& d) {
   j["capabilities"] = p ? json_of(p->capabilities) : json(nullptr);
 }
 
+json json_of(const std::optional<interop_verdict>& v) {
+  if (!v) return nullptr;
+  json j = json::object();
+  j["ready"] = v->ready;
+  j["vulkan_device"] = or_null(v->vulkan_device);
+  j["reason"] = v->reason;
+  return j;
+}
+
 json json_of(const cuda_device_report& d) {
   json j = json::object();
   j["ordinal"] = d.ordinal;
@@ -239,6 +237,7 @@ json json_of(const cuda_device_report& d) {
   j["usable"] = d.usability.usable;
   j["usable_reason"] = d.usability.reason;
   j["error"] = json_of(d.open_error);
+  j["vulkan_interop"] = json_of(d.vulkan_interop);
   return j;
 }
 
@@ -260,8 +259,14 @@ json json_of(const cuda_report& c) {
 
 report collect(const collect_options& options) {
   auto loaded = cuda::driver::load(options.cuda_library);
-  if (!loaded) return collect_unavailable(std::move(loaded).error(), options);
-  return collect(*loaded, options);
+  report r = loaded ? collect(*loaded, options) : collect_unavailable(std::move(loaded).error(), options);
+#if MEMBRIDGE_HAS_VULKAN
+  vulkan_probe_options vulkan_options;
+  vulkan_options.library = options.vulkan_library;
+  r.vulkan = probe_vulkan(vulkan_options);
+  link_vulkan(r);
+#endif
+  return r;
 }
 
 report collect(const std::shared_ptr<const cuda::driver>& drv, const collect_options& options) {
@@ -298,7 +303,9 @@ std::string format_cuda_version(int version) {
 std::string render_text(const report& r) {
   std::string out = "membridge " + r.membridge_version + "\n";
   cuda_section(out, r.cuda);
+  if (r.vulkan) append_vulkan_text(out, *r.vulkan);
   out += "\nSummary: " + summary(r.cuda) + "\n";
+  out += interop_lines(r.cuda);
   return out;
 }
 
@@ -307,6 +314,7 @@ json make_json(const report& r) {
   j["membridge"] = json::object();
   j["membridge"]["version"] = r.membridge_version;
   j["cuda"] = json_of(r.cuda);
+  j["vulkan"] = r.vulkan ? make_vulkan_json(*r.vulkan) : json(nullptr);
   return j;
 }
 

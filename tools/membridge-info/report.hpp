@@ -2,6 +2,8 @@
 // for people or JSON for scripts. Collecting never fails: every failure becomes part of the report.
 #pragma once
 
+#include "vulkan_report.hpp"
+
 #include <membridge/core/error.hpp>
 #include <membridge/cuda/device.hpp>
 #include <membridge/cuda/driver.hpp>
@@ -10,6 +12,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -28,6 +31,7 @@ enum class exit_status : int {
 struct collect_options {
   std::string cuda_library = "libcuda.so.1";  ///< The driver library collect(options) loads.
   std::optional<int> device;                  ///< Only this CUDA ordinal; every device when empty.
+  std::string vulkan_library = "libvulkan.so.1";  ///< The Vulkan loader collect(options) loads.
 };
 
 /// Who a device is; fields the driver could not report stay empty.
@@ -52,6 +56,14 @@ struct verdict {
   std::string reason;   ///< e.g. "VMM and POSIX fd export supported".
 };
 
+/// Whether membridge's Vulkan bridge can work with a CUDA device: a Vulkan device with the same UUID
+/// that imports opaque-fd memory and exports timeline semaphores as opaque fds.
+struct interop_verdict {
+  bool ready = false;                          ///< Everything the bridge needs is there.
+  std::optional<std::uint32_t> vulkan_device;  ///< The Vulkan device with the same UUID that was judged.
+  std::string reason;                          ///< e.g. "Vulkan device 0 (NVIDIA H100) lacks VK_KHR_external_semaphore_fd".
+};
+
 /// Everything membridge-info found about one CUDA device.
 struct cuda_device_report {
   int ordinal = 0;                                ///< CUDA's ordinal.
@@ -61,6 +73,7 @@ struct cuda_device_report {
   std::optional<error> memory_error;              ///< Why memory is empty (device opened, cuMemGetInfo failed).
   std::optional<error> open_error;                ///< Why cuda::device::open failed.
   verdict usability;                              ///< The one-line answer for this device.
+  std::optional<interop_verdict> vulkan_interop;  ///< Set by link_vulkan (when Vulkan was probed).
 };
 
 /// The CUDA section: the driver and the devices it sees.
@@ -73,19 +86,25 @@ struct cuda_report {
   std::vector<cuda_device_report> devices;  ///< The listed devices (all, or the one asked for).
 };
 
-/// The whole report. Later sections (Vulkan, GL) are added as members beside `cuda`.
+/// The whole report. Later sections (GL) are added as members beside `cuda` and `vulkan`.
 struct report {
-  std::string membridge_version;  ///< MEMBRIDGE_VERSION_STRING of this build.
-  cuda_report cuda;               ///< The CUDA driver and devices.
+  std::string membridge_version;        ///< MEMBRIDGE_VERSION_STRING of this build.
+  cuda_report cuda;                     ///< The CUDA driver and devices.
+  std::optional<vulkan_report> vulkan;  ///< The Vulkan loader and devices; empty when not probed.
 };
 
-/// Loads the driver named by `options.cuda_library` and collects the report from it, or reports why
-/// it could not be loaded.
+/// Loads the driver named by `options.cuda_library` and collects the CUDA section from it (or reports
+/// why it could not be loaded), then probes Vulkan through `options.vulkan_library` (in a build with
+/// the vulkan module) and links the two (link_vulkan).
 [[nodiscard]] report collect(const collect_options& options);
 
-/// Collects the report through an already loaded (or scripted) driver; `drv` must not be null.
-/// Every device opened here is closed again before returning.
+/// Collects the CUDA section through an already loaded (or scripted) driver; `drv` must not be null.
+/// Vulkan is not probed (`vulkan` stays empty). Every device opened here is closed again before returning.
 [[nodiscard]] report collect(const std::shared_ptr<const cuda::driver>& drv, const collect_options& options);
+
+/// Matches Vulkan devices to listed CUDA devices by UUID: sets each Vulkan device's `cuda_ordinal`
+/// and each CUDA device's `vulkan_interop` verdict. Does nothing when `r.vulkan` is empty.
+void link_vulkan(report& r);
 
 /// The report of a machine where the driver failed to load with `load_error`.
 [[nodiscard]] report collect_unavailable(error load_error, const collect_options& options);
@@ -95,6 +114,9 @@ struct report {
 
 /// A CUDA version number as people write it: 13000 -> "13.0", 12080 -> "12.8".
 [[nodiscard]] std::string format_cuda_version(int version);
+
+/// The verdict on Vulkan interop for CUDA device `d`, given what Vulkan found.
+[[nodiscard]] interop_verdict judge_vulkan_interop(const cuda_device_report& d, const vulkan_report& v);
 
 /// The report as aligned, readable rows (ends with a newline).
 [[nodiscard]] std::string render_text(const report& r);

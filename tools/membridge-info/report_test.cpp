@@ -159,7 +159,7 @@ TEST_F(report_test, json_keys_follow_the_documented_order) {
   for (const auto& [key, value] : j["cuda"]["devices"][0].items()) keys += key + " ";
   EXPECT_EQ(keys,
             "ordinal name uuid pci_bus_id compute_capability total_memory_bytes free_memory_bytes free_memory_error "
-            "granularity_bytes recommended_granularity_bytes capabilities usable usable_reason error ");
+            "granularity_bytes recommended_granularity_bytes capabilities usable usable_reason error vulkan_interop ");
 }
 
 TEST_F(report_test, text_lists_every_device_with_a_verdict) {
@@ -259,6 +259,7 @@ TEST_F(report_test, a_failed_device_count_makes_cuda_unavailable) {
 TEST(report_without_driver, a_missing_library_reports_driver_unavailable) {
   collect_options options;
   options.cuda_library = "libcuda-does-not-exist.so.1";
+  options.vulkan_library = "libvulkan-does-not-exist.so.1";  // the unit tier touches no driver
   auto loaded = membridge::cuda::driver::load(options.cuda_library);
   ASSERT_FALSE(loaded);
   for (const report& r : {membridge::info::collect_unavailable(loaded.error(), options),
@@ -292,6 +293,7 @@ TEST(report_without_driver, a_missing_library_reports_driver_unavailable) {
 TEST(report_without_driver, the_toolkit_stub_reports_its_cuinit_failure) {
   collect_options options;
   options.cuda_library = MEMBRIDGE_CUDA_STUB_LIBRARY;
+  options.vulkan_library = "libvulkan-does-not-exist.so.1";
   const report r = membridge::info::collect(options);
   EXPECT_FALSE(r.cuda.available);
   ASSERT_TRUE(r.cuda.failure);
