@@ -3,6 +3,7 @@
 
 #include <membridge/config.hpp>
 
+#include <membridge/core/device_uuid.hpp>
 #include <membridge/core/error.hpp>
 #include <membridge/core/log.hpp>
 #include <membridge/core/result.hpp>
@@ -17,7 +18,23 @@
 #include <membridge/cuda/chunk_policy.hpp>
 #include <membridge/cuda/device.hpp>
 #include <membridge/cuda/driver.hpp>
+#include <membridge/cuda/external_semaphore.hpp>
 #include <membridge/cuda/growable_buffer.hpp>
 #include <membridge/cuda/mapping.hpp>
 #include <membridge/cuda/vmm_allocation.hpp>
+#endif
+
+#if MEMBRIDGE_HAS_VULKAN
+// Vulkan types only (vulkan_core.h); include <volk.h> yourself to call through device_context::functions().
+#include <membridge/vulkan/chunked_buffer.hpp>
+#include <membridge/vulkan/device_context.hpp>
+#include <membridge/vulkan/imported_memory.hpp>
+#include <membridge/vulkan/instance_api.hpp>
+#include <membridge/vulkan/shared_buffer.hpp>
+#include <membridge/vulkan/shared_image.hpp>
+#include <membridge/vulkan/timeline_semaphore.hpp>
+
+#include <membridge/sync/frame_timeline.hpp>
+#include <membridge/sync/same_gpu.hpp>
+#include <membridge/sync/vulkan_mirror.hpp>
 #endif

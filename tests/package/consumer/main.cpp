@@ -25,6 +25,14 @@ int main() {
     std::printf("unexpected error: %s\n", dev.error().message().c_str());
     return 3;
   }
+#if MEMBRIDGE_HAS_VULKAN
+  // vulkan: a context needs a loader; without one the error is driver_unavailable, never a crash.
+  auto vk = mb::vulkan::device_context::create();
+  if (vk)
+    std::printf("Vulkan device: %s (%s)\n", vk->name().c_str(), vk->uuid().to_string().c_str());
+  else if (vk.error().code() != mb::errc::driver_unavailable && vk.error().code() != mb::errc::unsupported)
+    return 4;
+#endif
   std::printf("membridge %s consumer ok\n", MEMBRIDGE_VERSION_STRING);
   return 0;
 }
