@@ -1,0 +1,170 @@
+// bench/frame_loop/support.hpp: what the parts of the frame loop benchmark share: failures with
+// messages that name the call, checks of CUDA, Vulkan and membridge results, small CUDA RAII types,
+// clocks, and a watchdog that ends the process when the run stops making progress.
+#pragma once
+
+#include <membridge/core/result.hpp>
+
+#include <cuda_runtime.h>
+#include <vulkan/vulkan_core.h>
+
+#include <chrono>
+#include <cstddef>
+#include <source_location>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+
+namespace membridge::bench::frame_loop {
+
+// ---------------------------------------------------------------------------------- exit codes ---
+
+inline constexpr int exit_ok = 0;          ///< Every data check passed (goals met or not).
+inline constexpr int exit_failed = 1;      ///< Wrong data, or a CUDA/Vulkan/membridge call failed.
+inline constexpr int exit_no_device = 2;   ///< No usable CUDA device (or no Vulkan device on it).
+inline constexpr int exit_usage = 64;      ///< Bad command line (EX_USAGE).
+
+/// Every host wait of the benchmark gives up after this long.
+inline constexpr std::chrono::seconds wait_timeout{10};
+
+// ------------------------------------------------------------------------------------ failures ---
+
+/// Ends the benchmark with exit status 1: a CUDA, Vulkan or membridge error.
+class bench_failure : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Ends the benchmark with exit status 2: no CUDA device (or Vulkan device) it can use.
+class device_unavailable : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// "file.cpp:123": where a check failed, without the file's directories.
+[[nodiscard]] std::string where_text(const std::source_location& where);
+
+/// "cudaErrorMemoryAllocation: out of memory".
+[[nodiscard]] std::string cuda_error_text(cudaError_t rc);
+
+/// Throws bench_failure naming the place, the call and CUDA's error unless `rc` is cudaSuccess.
+void check_cuda(cudaError_t rc, std::string_view call, std::source_location where = std::source_location::current());
+
+/// Throws bench_failure naming the place, the call and the VkResult unless `rc` is VK_SUCCESS.
+void check_vk(VkResult rc, std::string_view call, std::source_location where = std::source_location::current());
+
+/// The value of a membridge result; throws bench_failure with `doing` and the error's message.
+template <class T>
+T value_or_fail(result<T>&& r, std::string_view doing) {
+  if (!r) throw bench_failure(std::string(doing) + ": " + r.error().message());
+  return std::move(r).value();
+}
+
+/// Throws bench_failure with `doing` and the error's message when `r` holds an error.
+void ok_or_fail(const result<void>& r, std::string_view doing);
+
+/// Checks a CUDA runtime call: on failure the benchmark ends with status 1 and a message naming
+/// file:line, the call and the error.
+#define MEMBRIDGE_FRAME_LOOP_CUDA(...) ::membridge::bench::frame_loop::check_cuda((__VA_ARGS__), #__VA_ARGS__)
+/// Checks a Vulkan call's VkResult the same way.
+#define MEMBRIDGE_FRAME_LOOP_VK(...) ::membridge::bench::frame_loop::check_vk((__VA_ARGS__), #__VA_ARGS__)
+
+// -------------------------------------------------------------------------------------- clocks ---
+
+using steady = std::chrono::steady_clock;
+
+/// Milliseconds from `from` to `to`.
+[[nodiscard]] double ms_between(steady::time_point from, steady::time_point to);
+
+/// CPU time this thread has used, in nanoseconds (clock_gettime(CLOCK_THREAD_CPUTIME_ID)).
+[[nodiscard]] double thread_cpu_ns();
+
+// -------------------------------------------------------------------------------- CUDA objects ---
+
+/// A non-blocking CUDA stream (cudaStreamCreateWithFlags / cudaStreamDestroy). Move-only.
+class cuda_stream {
+ public:
+  cuda_stream();
+  cuda_stream(const cuda_stream&) = delete;
+  cuda_stream& operator=(const cuda_stream&) = delete;
+  cuda_stream(cuda_stream&& other) noexcept : stream_(std::exchange(other.stream_, nullptr)) {}
+  cuda_stream& operator=(cuda_stream&&) = delete;
+  ~cuda_stream();
+  /// The stream, owned by this object.
+  [[nodiscard]] cudaStream_t get() const noexcept { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
+/// A CUDA event with timing (cudaEventCreate / cudaEventDestroy). Move-only.
+class cuda_event {
+ public:
+  cuda_event();
+  cuda_event(const cuda_event&) = delete;
+  cuda_event& operator=(const cuda_event&) = delete;
+  cuda_event(cuda_event&& other) noexcept : event_(std::exchange(other.event_, nullptr)) {}
+  cuda_event& operator=(cuda_event&&) = delete;
+  ~cuda_event();
+  /// The event, owned by this object.
+  [[nodiscard]] cudaEvent_t get() const noexcept { return event_; }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
+/// Milliseconds between two completed events (cudaEventElapsedTime).
+[[nodiscard]] double elapsed_ms(const cuda_event& from, const cuda_event& to);
+
+/// Waits for `event` on the host, polling, for at most wait_timeout; throws bench_failure naming
+/// `what` on a timeout or an error (cudaEventSynchronize has no timeout).
+void wait_event(const cuda_event& event, std::string_view what);
+
+/// Page-locked host memory (cudaMallocHost / cudaFreeHost). Move-only.
+class pinned_memory {
+ public:
+  pinned_memory() noexcept = default;
+  /// cudaMallocHost(`bytes`); a failure ends the benchmark.
+  explicit pinned_memory(std::size_t bytes);
+  pinned_memory(const pinned_memory&) = delete;
+  pinned_memory& operator=(const pinned_memory&) = delete;
+  pinned_memory(pinned_memory&& other) noexcept
+      : p_(std::exchange(other.p_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}
+  pinned_memory& operator=(pinned_memory&& other) noexcept;
+  ~pinned_memory();
+  /// The host address (nullptr when empty).
+  [[nodiscard]] void* get() const noexcept { return p_; }
+  /// Bytes allocated.
+  [[nodiscard]] std::size_t size() const noexcept { return bytes_; }
+
+ private:
+  void* p_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+// ------------------------------------------------------------------------------------ watchdog ---
+
+/// Records progress: the watchdog ends the process when nothing calls this for its limit.
+void heartbeat() noexcept;
+
+/// Names what the benchmark does now (for the watchdog's and the progress messages) and beats.
+void set_phase(std::string phase);
+
+/// A thread that ends the process with exit status 1 (and a message naming the phase) when no
+/// heartbeat() came for `limit`: the last resort against a wait without timeout that never returns
+/// (cudaStreamSynchronize, vkQueueWaitIdle, a CUDA launch blocked behind a semaphore wait).
+class watchdog {
+ public:
+  explicit watchdog(std::chrono::seconds limit);
+  watchdog(const watchdog&) = delete;
+  watchdog& operator=(const watchdog&) = delete;
+  /// Stops and joins the thread.
+  ~watchdog();
+
+ private:
+  std::jthread thread_;
+};
+
+}  // namespace membridge::bench::frame_loop
