@@ -7,7 +7,7 @@ membridge_root() { cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd; }
 MEMBRIDGE_BUILD_PACKAGES=(cmake ninja-build g++ libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev
   libvulkan-dev libvulkan-volk-dev glslc libglm-dev libstb-dev libglfw3-dev)
 # What the vulkan tier runs on: the loader, Mesa's lavapipe and the Khronos validation layer.
-MEMBRIDGE_VULKAN_TEST_PACKAGES=(libvulkan1 mesa-vulkan-drivers vulkan-validationlayers)
+MEMBRIDGE_VULKAN_TEST_PACKAGES=(libvulkan1 mesa-vulkan-drivers vulkan-validationlayers xvfb xauth)  # xvfb, xauth: windowed demo test
 
 membridge_use_cuda_toolkit() {
   if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
