@@ -232,8 +232,11 @@ class timeline_gpu_test : public vulkan_gpu_test {
       const std::size_t slot_offset = timeline->slot(n) * slot_words * 4;
       const VkBufferCopy to_log{slot_offset, n * 4, 4};
       fn().vkCmdCopyBuffer(cbs[n], shared, log->get(), 1, &to_log);
-      const VkBufferCopy to_echo{slot_offset, echo_offset, 4};
-      fn().vkCmdCopyBuffer(cbs[n], shared, shared, 1, &to_echo);
+      full_barrier(vk.context, cbs[n]);
+      // The echo goes through the log: a copy within the sparse buffer is reported as overlapping by
+      // the validation layer (1.3.239) even for disjoint regions.
+      const VkBufferCopy to_echo{n * 4, echo_offset, 4};
+      fn().vkCmdCopyBuffer(cbs[n], log->get(), shared, 1, &to_echo);
       full_barrier(vk.context, cbs[n]);
       ASSERT_EQ(fn().vkEndCommandBuffer(cbs[n]), VK_SUCCESS);
     }
