@@ -1,0 +1,123 @@
+// The command line of membridge_particles.
+#include "app_options.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <limits>
+#include <string>
+
+namespace particles::app {
+
+std::optional<std::uint64_t> parse_count(std::string_view text) {
+  std::uint64_t multiplier = 1;
+  if (!text.empty()) {
+    switch (text.back()) {
+      case 'k':
+      case 'K':
+        multiplier = std::uint64_t{1} << 10;
+        break;
+      case 'm':
+      case 'M':
+        multiplier = std::uint64_t{1} << 20;
+        break;
+      default:
+        break;
+    }
+    if (multiplier != 1) text.remove_suffix(1);
+  }
+  if (text.empty() || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  std::uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+  if (value == 0 || value > max_particle_count / multiplier) return std::nullopt;
+  return value * multiplier;
+}
+
+parsed_command_line parse_command_line(int argc, const char* const* argv) {
+  CLI::App app(
+      "A CUDA particle simulation drawn by Vulkan from the same GPU memory (membridge sample 01).\n"
+      "CUDA writes the particles into a membridge growable_buffer that Vulkan imports as a vertex buffer:\n"
+      "no copies, one timeline-semaphore handoff per frame. Without a CUDA device (or with --cpu) the\n"
+      "same simulation runs on the CPU and is uploaded, so the renderer still works.\n"
+      "Windowed when a display exists; --headless renders offscreen and writes a PNG of the last frame.\n"
+      "Exit status: 0 ok, 1 invalid command line, 2 runtime failure (or validation messages).",
+      "membridge_particles");
+  // A later option wins (`scripts/demo --frames 50` overrides the script's own --frames).
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app_options o;
+  std::string particles_text;
+  app.add_flag("--headless", o.headless, "Render offscreen (no window) and write a PNG of the last frame");
+  app.add_option("--frames", o.frames,
+                 "Frames to draw (headless default " + std::to_string(default_headless_frames) +
+                     "; windowed default 0 = until the window closes)")
+      ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1'000'000'000}))
+      ->type_name("N");
+  app.add_option(
+         "--out", o.out,
+         "PNG file for the last frame (headless default " + std::string(default_png) + "; windowed: none unless given)")
+      ->type_name("FILE");
+  const CLI::Validator count_check(
+      [](std::string& text) -> std::string {
+        if (parse_count(text)) return {};
+        return "'" + text + "' is not a particle count from 1 to 64M (e.g. 200000, 256K, 1M, 4M)";
+      },
+      "COUNT", "particle count");
+  app.add_option("--particles", particles_text, "Particles to simulate; K = 1024, M = 1048576 (default 1M = 1048576)")
+      ->check(count_check)
+      ->type_name("N");
+  app.add_option("--steps", o.steps, "Simulation steps per drawn frame (0 freezes the particles)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000))
+      ->type_name("K");
+  app.add_option("--slots", o.slots, "Frames in flight: slots of the particle ring and renderer images")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint32_t{1}, max_slots))
+      ->type_name("S");
+  app.add_option("--width", o.width, "Image width in pixels")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint32_t{16}, std::uint32_t{16384}))
+      ->type_name("PIXELS");
+  app.add_option("--height", o.height, "Image height in pixels")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint32_t{16}, std::uint32_t{16384}))
+      ->type_name("PIXELS");
+  app.add_flag("--cpu", o.cpu, "Simulate on the CPU even when a CUDA device exists");
+  app.add_flag("--validation", o.validation, "Enable the Khronos validation layer; exit 2 if it reported any message");
+  app.add_option("--seed", o.seed, "Random seed of the initial particle disc")->capture_default_str()->type_name("N");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);  // prints help (stdout) or the error and a hint (stderr)
+    return {std::nullopt, rc == 0 ? exit_status::ok : exit_status::usage_error};
+  }
+  if (!particles_text.empty()) o.particles = *parse_count(particles_text);  // checked by count_check
+  o.frames_given = app.count("--frames") > 0;
+  if (o.headless && o.frames_given && o.frames == 0) {
+    std::fputs(
+        "membridge_particles: --frames 0 (until the window closes) needs a window; give --frames N >= 1 "
+        "with --headless\nRun with --help for more information.\n",
+        stderr);
+    return {std::nullopt, exit_status::usage_error};
+  }
+  return {std::move(o), exit_status::ok};
+}
+
+void apply_mode_defaults(app_options& options, bool windowed) {
+  if (windowed) return;
+  if (options.frames == 0) options.frames = default_headless_frames;
+  if (options.out.empty()) options.out = std::string(default_png);
+}
+
+float brightness_for(std::uint64_t count) noexcept {
+  constexpr double reference = 0.15;  // particle_renderer's default, right for 1M particles
+  if (count == 0) return 1.0f;
+  const double scaled = reference * static_cast<double>(default_particle_count) / static_cast<double>(count);
+  return static_cast<float>(std::clamp(scaled, reference / 4.0, 1.0));
+}
+
+}  // namespace particles::app

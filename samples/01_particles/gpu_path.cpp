@@ -1,0 +1,267 @@
+// The GPU path of membridge_particles: CUDA writes the particles into a membridge growable_buffer,
+// Vulkan draws them from the same memory (imported once, no copies), and a frame_timeline hands each
+// frame over: one CUDA -> Vulkan -> CUDA round trip per drawn frame, however many steps run.
+//
+//   producer thread (own CUDA stream)            render thread (main)
+//     host: wait consumed >= n - S + 1 (throttle)   record(slot n % S, buffer + (n % S) * N * 32)
+//     cuda_acquire(stream, n)                       submit: wait produced >= n + 1 at VERTEX_INPUT,
+//     copy slot (n-1) % S -> n % S; K steps                 signal consumed = n + 1
+//     cuda_release(stream, n): produced = n + 1
+#include "app.hpp"
+#include "particle_sim_cuda.hpp"
+
+#include <membridge/core/units.hpp>
+#include <membridge/cuda/device.hpp>
+#include <membridge/cuda/growable_buffer.hpp>
+#include <membridge/os/dynamic_library.hpp>
+#include <membridge/sync/frame_timeline.hpp>
+#include <membridge/sync/same_gpu.hpp>
+#include <membridge/sync/vulkan_mirror.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <optional>
+#include <ostream>
+#include <system_error>
+#include <thread>
+
+namespace particles::app {
+
+using membridge::errc;
+using membridge::error;
+using membridge::result;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// Longest a host wait of the producer or the teardown may take before the run fails.
+constexpr auto wait_limit = 10s;
+
+error cuda_error(cudaError_t rc, const char* call, std::string context = {},
+                 std::source_location where = std::source_location::current()) {
+  const errc code = rc == cudaErrorMemoryAllocation ? errc::out_of_memory : errc::internal;
+  return error::from_native(code, membridge::error_source::cuda, rc, cudaGetErrorName(rc), call,
+                            std::string(cudaGetErrorString(rc)) + (context.empty() ? "" : ": " + context), where);
+}
+
+/// The producer: a thread with a CUDA stream of its own that writes frame n into slot n % S.
+class cuda_producer final : public frame_source {
+ public:
+  cuda_producer(const membridge::sync::frame_timeline& timeline, particle* base, std::size_t count,
+                const sim_params& params, const app_options& o, VkBuffer buffer, VkDeviceSize buffer_offset)
+      : timeline_(timeline),
+        base_(base),
+        count_(count),
+        params_(params),
+        steps_(o.steps),
+        slots_(o.slots),
+        frames_(o.frames),
+        buffer_(buffer),
+        buffer_offset_(buffer_offset) {}
+
+  ~cuda_producer() override { stop(); }
+
+  result<frame_input> prepare(std::uint64_t frame, particle_renderer& /*renderer*/) override {
+    if (!thread_.joinable() && !started_) {
+      started_ = true;
+      try {
+        thread_ = std::thread([this] { run(); });
+      } catch (const std::system_error& e) {
+        return error(errc::os_error, "std::thread", std::string("starting the CUDA producer thread: ") + e.what());
+      }
+    }
+    if (auto failed = failure()) return *std::move(failed);
+    frame_input input;
+    input.buffer = buffer_;
+    input.offset = buffer_offset_ + timeline_.slot(frame) * slot_bytes();
+    input.count = static_cast<std::uint32_t>(count_);
+    const auto wait = timeline_.wait_info(frame);
+    const auto signal = timeline_.signal_info(frame);
+    input.waits.push_back({wait.semaphore, wait.value, VK_PIPELINE_STAGE_VERTEX_INPUT_BIT});
+    input.signals.push_back({signal.semaphore, signal.value});
+    return input;
+  }
+
+  result<void> finish(std::uint64_t submitted) override {
+    result<void> waited = membridge::ok();
+    if (submitted > 0) {
+      auto done = wait_consumed(submitted - 1, [this] { return failure().has_value(); });
+      if (!done) waited = std::move(done).error();
+    }
+    stop();
+    std::optional<error> failed = failure();
+    if (submitted > 0 && (failed || !waited)) {
+      // Vulkan may still wait for frames the producer never released: release them from the host so
+      // the queue drains and nothing is destroyed under it (the producer has stopped and synchronised).
+      const std::uint64_t target = membridge::sync::frame_timeline::produced_value(submitted - 1);
+      if (auto value = timeline_.produced().value(); value && *value < target)
+        (void)timeline_.produced().signal(target);
+      (void)timeline_.wait_consumed(submitted - 1, wait_limit);
+    }
+    if (failed) return *std::move(failed);
+    return waited;
+  }
+
+ private:
+  [[nodiscard]] std::size_t slot_bytes() const noexcept { return count_ * sizeof(particle); }
+  [[nodiscard]] particle* slot(std::uint64_t frame) const noexcept { return base_ + timeline_.slot(frame) * count_; }
+
+  [[nodiscard]] std::optional<error> failure() const {
+    const std::scoped_lock hold(lock_);
+    return failure_;
+  }
+
+  void stop() {
+    stop_.store(true);
+    if (thread_.joinable()) thread_.join();
+  }
+
+  /// Waits until frame `frame` was consumed, in short slices so that a stop request or `abandon()`
+  /// ends the wait early (then: nothing). Errors: timeout after wait_limit; Vulkan errors.
+  template <class Abandon>
+  result<bool> wait_consumed(std::uint64_t frame, Abandon&& abandon) const {
+    const auto deadline = std::chrono::steady_clock::now() + wait_limit;
+    for (;;) {
+      auto r = timeline_.wait_consumed(frame, 50ms);
+      if (r) return true;
+      if (r.error().code() != errc::timeout) return std::move(r).error();
+      if (abandon()) return false;
+      if (std::chrono::steady_clock::now() > deadline)
+        return error(errc::timeout, "frame_timeline::wait_consumed",
+                     "Vulkan did not finish frame " + std::to_string(frame) + " within 10 s");
+    }
+  }
+
+  void run() noexcept {
+    cudaStream_t stream = nullptr;
+    result<void> produced = produce(stream);
+    if (stream != nullptr) {
+      // Every GPU-side wait on the stream was satisfied before it was enqueued (the host throttle),
+      // so this returns once the enqueued copies and steps are done.
+      if (const cudaError_t rc = cudaStreamSynchronize(stream); rc != cudaSuccess && produced)
+        produced = cuda_error(rc, "cudaStreamSynchronize", "the producer's last frames");
+      (void)cudaStreamDestroy(stream);
+    }
+    if (!produced) {
+      const std::scoped_lock hold(lock_);
+      failure_ = std::move(produced).error().add_context("CUDA producer thread");
+    }
+  }
+
+  result<void> produce(cudaStream_t& stream) {
+    if (const cudaError_t rc = cudaSetDevice(0); rc != cudaSuccess) return cuda_error(rc, "cudaSetDevice", "device 0");
+    if (const cudaError_t rc = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking); rc != cudaSuccess)
+      return cuda_error(rc, "cudaStreamCreateWithFlags");
+    for (std::uint64_t n = 0; (frames_ == 0 || n < frames_) && !stop_.load(); ++n) {
+      if (n >= slots_) {
+        // Throttle on the host: the slot's previous frame (n - S) must have been drawn, so the GPU
+        // wait cuda_acquire enqueues is already satisfied and the stream never blocks on a frame
+        // the render thread might not submit (it may stop at any frame).
+        MEMBRIDGE_TRY_ASSIGN(const bool slot_free, wait_consumed(n - slots_, [this] { return stop_.load(); }));
+        if (!slot_free) return membridge::ok();  // stopping
+      }
+      const auto frame = "frame " + std::to_string(n);
+      MEMBRIDGE_TRY(timeline_.cuda_acquire(stream, n).with_context(frame));
+      if (n > 0 && slots_ > 1) {
+        if (const cudaError_t rc =
+                cudaMemcpyAsync(slot(n), slot(n - 1), slot_bytes(), cudaMemcpyDeviceToDevice, stream);
+            rc != cudaSuccess)
+          return cuda_error(rc, "cudaMemcpyAsync", "copying the previous frame's slot: " + frame);
+      }
+      if (const cudaError_t rc = step_cuda(slot(n), count_, params_, steps_, stream); rc != cudaSuccess)
+        return cuda_error(rc, "step_cuda", frame);
+      MEMBRIDGE_TRY(timeline_.cuda_release(stream, n).with_context(frame));
+    }
+    return membridge::ok();
+  }
+
+  const membridge::sync::frame_timeline& timeline_;
+  particle* base_;
+  std::size_t count_;
+  sim_params params_;
+  int steps_;
+  std::uint32_t slots_;
+  std::uint64_t frames_;  // 0: until stopped
+  VkBuffer buffer_;
+  VkDeviceSize buffer_offset_;
+  std::thread thread_;
+  bool started_ = false;
+  std::atomic<bool> stop_{false};
+  mutable std::mutex lock_;
+  std::optional<error> failure_;
+};
+
+}  // namespace
+
+std::string gpu_unavailable_reason() {
+  int count = 0;
+  if (const cudaError_t rc = cudaGetDeviceCount(&count); rc != cudaSuccess) {
+    if (rc == cudaErrorInsufficientDriver && !membridge::os::dynamic_library::open("libcuda.so.1"))
+      return "no CUDA driver: libcuda.so.1 is not installed";
+    return std::string(cudaGetErrorName(rc)) + ": " + cudaGetErrorString(rc);
+  }
+  if (count == 0) return "the CUDA driver reports no devices";
+  if (const cudaError_t rc = cudaSetDevice(0); rc != cudaSuccess)
+    return std::string("cudaSetDevice(0): ") + cudaGetErrorName(rc) + ": " + cudaGetErrorString(rc);
+  if (const cudaError_t rc = cudaFree(nullptr); rc != cudaSuccess)  // creates the primary context
+    return std::string("cudaFree(nullptr): ") + cudaGetErrorName(rc) + ": " + cudaGetErrorString(rc);
+  return {};
+}
+
+result<void> run_gpu(run_environment& env) {
+  const app_options& o = env.options;
+  MEMBRIDGE_TRY_ASSIGN(auto device, membridge::cuda::device::open(0).with_context("opening CUDA device 0"));
+  MEMBRIDGE_TRY_ASSIGN(auto context, membridge::sync::create_vulkan_context_for(device, context_options(env))
+                                         .with_context("creating a Vulkan device on the CUDA device's GPU"));
+  {
+    // One buffer holds the ring of S slots. Reserve twice its size (room to grow) and map it as one
+    // chunk, so Vulkan sees one VkBuffer in both growth modes: sparse (NVIDIA) and per chunk.
+    const std::size_t slot_bytes = static_cast<std::size_t>(o.particles) * sizeof(particle);
+    const auto rounded = membridge::round_up(slot_bytes * o.slots, device.granularity());
+    if (!rounded) return error(errc::invalid_argument, "run_gpu", "the particle buffer size overflows");
+    membridge::cuda::growable_buffer_options bo;
+    bo.size = *rounded;
+    bo.max_size = 2 * *rounded;
+    bo.chunks.min_chunk = *rounded;
+    MEMBRIDGE_TRY_ASSIGN(auto buffer,
+                         membridge::cuda::growable_buffer::create(device, bo)
+                             .with_context("allocating " + membridge::format_bytes(*rounded) + " for the particles"));
+    MEMBRIDGE_TRY_ASSIGN(
+        auto view,
+        membridge::sync::mirror_in_vulkan(context, buffer).with_context("importing the particles into Vulkan"));
+    if (view.segments().size() != 1)
+      return error(errc::unsupported, "run_gpu",
+                   "Vulkan sees the particle buffer as " + std::to_string(view.segments().size()) +
+                       " pieces; the renderer draws from one VkBuffer");
+    const membridge::vulkan::buffer_segment segment = view.segments()[0];
+
+    const sim_params params = default_params();
+    {
+      const auto initial = initial_particles(static_cast<std::size_t>(o.particles), o.seed, params);
+      if (const cudaError_t rc =
+              cudaMemcpy(buffer.data<particle>(), initial.data(), slot_bytes, cudaMemcpyHostToDevice);
+          rc != cudaSuccess)
+        return cuda_error(rc, "cudaMemcpy", "uploading the initial particles into slot 0");
+    }
+    MEMBRIDGE_TRY_ASSIGN(auto timeline, membridge::sync::frame_timeline::create(context, device, {.slots = o.slots})
+                                            .with_context("creating the frame timeline"));
+
+    path_description d;
+    d.path = "GPU path (CUDA -> Vulkan, zero copy)";
+    d.device = device.name();
+    d.memory = std::to_string(o.slots) + " slots x " + membridge::format_bytes(slot_bytes) +
+               " in one growable_buffer (" + membridge::format_bytes(buffer.capacity()) + ", " +
+               std::to_string(buffer.chunk_count()) + (buffer.chunk_count() == 1 ? " chunk" : " chunks") +
+               ") imported as " + (view.is_sparse() ? "one sparse VkBuffer" : "one VkBuffer") +
+               "; one frame_timeline handoff per frame, CUDA on a producer thread";
+    cuda_producer producer(timeline, buffer.data<particle>(), static_cast<std::size_t>(o.particles), params, o,
+                           segment.buffer, segment.buffer_offset);
+    MEMBRIDGE_TRY(render(context, producer, d, env));
+  }  // the producer has stopped; the timeline, the view and the buffer go (buffer last: it waits for CUDA)
+  return check_validation(context, env);
+}
+
+}  // namespace particles::app

@@ -1,0 +1,544 @@
+// The windowed mode: GLFW loaded with dlopen (membridge::os::dynamic_library), a surface and swapchain,
+// and a blit of the renderer's image per frame. Device functions come from the context's
+// VolkDeviceTable, instance functions through its vkGetInstanceProcAddr (VK_NO_PROTOTYPES).
+#include "window.hpp"
+
+#include "vk_error.hpp"
+
+#include <membridge/core/log.hpp>
+#include <membridge/os/dynamic_library.hpp>
+
+#include <volk.h>
+#define GLFW_INCLUDE_NONE
+#include <GLFW/glfw3.h>  // types, constants and prototypes only: the functions come from dlsym
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <limits>
+#include <utility>
+
+namespace particles::app {
+
+using membridge::errc;
+using membridge::error;
+using membridge::result;
+
+// -------------------------------------------------------------------------------- window_system ---
+
+struct window_system::functions {
+  membridge::os::dynamic_library library;
+  decltype(&::glfwInit) init = nullptr;
+  decltype(&::glfwTerminate) terminate = nullptr;
+  decltype(&::glfwGetError) get_error = nullptr;
+  decltype(&::glfwWindowHint) window_hint = nullptr;
+  decltype(&::glfwCreateWindow) create_window = nullptr;
+  decltype(&::glfwDestroyWindow) destroy_window = nullptr;
+  decltype(&::glfwWindowShouldClose) window_should_close = nullptr;
+  decltype(&::glfwPollEvents) poll_events = nullptr;
+  decltype(&::glfwGetFramebufferSize) get_framebuffer_size = nullptr;
+  decltype(&::glfwVulkanSupported) vulkan_supported = nullptr;
+  decltype(&::glfwGetRequiredInstanceExtensions) required_instance_extensions = nullptr;
+  decltype(&::glfwCreateWindowSurface) create_window_surface = nullptr;
+  bool initialised = false;
+  std::vector<std::string> extensions;
+
+  /// GLFW's description of its last error, or `fallback`.
+  [[nodiscard]] std::string last_error(const char* fallback) const {
+    const char* description = nullptr;
+    if (get_error != nullptr && get_error(&description) != GLFW_NO_ERROR && description != nullptr) return description;
+    return fallback;
+  }
+};
+
+namespace {
+
+template <class F>
+result<void> load(const membridge::os::dynamic_library& library, const char* name, F& fn) {
+  MEMBRIDGE_TRY_ASSIGN(void* symbol, library.symbol(name));
+  fn = reinterpret_cast<F>(symbol);
+  return membridge::ok();
+}
+
+bool env_set(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0';
+}
+
+}  // namespace
+
+window_system::window_system() : functions_(std::make_unique<functions>()) {}
+
+window_system::~window_system() {
+  if (functions_ && functions_->initialised) functions_->terminate();
+}
+
+result<std::unique_ptr<window_system>> window_system::open() {
+  constexpr const char* call = "window_system::open";
+  if (!env_set("DISPLAY") && !env_set("WAYLAND_DISPLAY"))
+    return error(errc::unsupported, call, "DISPLAY and WAYLAND_DISPLAY are not set");
+  std::unique_ptr<window_system> system(new window_system());
+  functions& f = *system->functions_;
+  auto library = membridge::os::dynamic_library::open("libglfw.so.3");
+  if (!library)
+    return error(errc::unsupported, call,
+                 "GLFW cannot be loaded (Debian: libglfw3): " + std::string(library.error().native_name()));
+  f.library = std::move(*library);
+  auto loaded = [&]() -> result<void> {
+    MEMBRIDGE_TRY(load(f.library, "glfwInit", f.init));
+    MEMBRIDGE_TRY(load(f.library, "glfwTerminate", f.terminate));
+    MEMBRIDGE_TRY(load(f.library, "glfwGetError", f.get_error));
+    MEMBRIDGE_TRY(load(f.library, "glfwWindowHint", f.window_hint));
+    MEMBRIDGE_TRY(load(f.library, "glfwCreateWindow", f.create_window));
+    MEMBRIDGE_TRY(load(f.library, "glfwDestroyWindow", f.destroy_window));
+    MEMBRIDGE_TRY(load(f.library, "glfwWindowShouldClose", f.window_should_close));
+    MEMBRIDGE_TRY(load(f.library, "glfwPollEvents", f.poll_events));
+    MEMBRIDGE_TRY(load(f.library, "glfwGetFramebufferSize", f.get_framebuffer_size));
+    MEMBRIDGE_TRY(load(f.library, "glfwVulkanSupported", f.vulkan_supported));
+    MEMBRIDGE_TRY(load(f.library, "glfwGetRequiredInstanceExtensions", f.required_instance_extensions));
+    MEMBRIDGE_TRY(load(f.library, "glfwCreateWindowSurface", f.create_window_surface));
+    return membridge::ok();
+  }();
+  if (!loaded)
+    return error(errc::unsupported, call,
+                 "libglfw.so.3 is too old (GLFW 3.3 or later is needed): " + loaded.error().message());
+  if (f.init() != GLFW_TRUE)
+    return error(errc::unsupported, call, "GLFW could not open the display: " + f.last_error("glfwInit failed"));
+  f.initialised = true;
+  if (f.vulkan_supported() != GLFW_TRUE)
+    return error(errc::unsupported, call, "GLFW found no Vulkan loader: " + f.last_error("glfwVulkanSupported"));
+  std::uint32_t count = 0;
+  const char** names = f.required_instance_extensions(&count);
+  if (names == nullptr)
+    return error(errc::unsupported, call,
+                 "no Vulkan surface extension for this display: " + f.last_error("glfwGetRequiredInstanceExtensions"));
+  for (std::uint32_t i = 0; i < count; ++i) f.extensions.emplace_back(names[i]);
+  return system;
+}
+
+const std::vector<std::string>& window_system::instance_extensions() const noexcept { return functions_->extensions; }
+
+// --------------------------------------------------------------------------------------- window ---
+
+namespace {
+
+constexpr std::uint64_t acquire_timeout_ns = 10'000'000'000ull;
+
+/// The instance-level functions a window needs.
+struct surface_api {
+  PFN_vkDestroySurfaceKHR destroy_surface = nullptr;
+  PFN_vkGetPhysicalDeviceSurfaceSupportKHR surface_support = nullptr;
+  PFN_vkGetPhysicalDeviceSurfaceCapabilitiesKHR surface_capabilities = nullptr;
+  PFN_vkGetPhysicalDeviceSurfaceFormatsKHR surface_formats = nullptr;
+  PFN_vkGetPhysicalDeviceSurfacePresentModesKHR present_modes = nullptr;
+  PFN_vkGetPhysicalDeviceFormatProperties format_properties = nullptr;
+};
+
+/// `inner` (w x h) scaled to fit in `outer` with its aspect ratio kept, centred.
+std::array<VkOffset3D, 2> fit(std::uint32_t w, std::uint32_t h, VkExtent2D outer) {
+  const double scale = std::min(static_cast<double>(outer.width) / w, static_cast<double>(outer.height) / h);
+  const auto fw =
+      std::clamp<std::int32_t>(static_cast<std::int32_t>(w * scale + 0.5), 1, static_cast<std::int32_t>(outer.width));
+  const auto fh =
+      std::clamp<std::int32_t>(static_cast<std::int32_t>(h * scale + 0.5), 1, static_cast<std::int32_t>(outer.height));
+  const std::int32_t x = (static_cast<std::int32_t>(outer.width) - fw) / 2;
+  const std::int32_t y = (static_cast<std::int32_t>(outer.height) - fh) / 2;
+  return {VkOffset3D{x, y, 0}, VkOffset3D{x + fw, y + fh, 1}};
+}
+
+}  // namespace
+
+struct window::state {
+  const window_system::functions* glfw = nullptr;
+  std::shared_ptr<const membridge::vulkan::detail::context_state> keep_alive;  // the device outlives us
+  VkInstance instance = VK_NULL_HANDLE;
+  VkPhysicalDevice physical_device = VK_NULL_HANDLE;
+  VkDevice device = VK_NULL_HANDLE;
+  const VolkDeviceTable* vk = nullptr;
+  membridge::vulkan::queue_info queue;
+  surface_api surface_fns;
+  GLFWwindow* handle = nullptr;
+  VkSurfaceKHR surface = VK_NULL_HANDLE;
+  VkSurfaceFormatKHR format{};
+  VkPresentModeKHR present_mode = VK_PRESENT_MODE_FIFO_KHR;
+  VkFilter filter = VK_FILTER_NEAREST;
+  VkSwapchainKHR swapchain = VK_NULL_HANDLE;
+  VkExtent2D extent{0, 0};
+  std::vector<VkImage> images;
+  std::vector<VkSemaphore> rendered;  // one per swapchain image
+  std::vector<VkSemaphore> acquired;  // one per frame slot
+  VkCommandPool pool = VK_NULL_HANDLE;
+  std::vector<VkCommandBuffer> blits;  // one per frame slot
+  bool out_of_date = false;
+  std::uint32_t generation = 0;
+
+  state() = default;
+  state(const state&) = delete;
+  state& operator=(const state&) = delete;
+  ~state();
+
+  [[nodiscard]] VkExtent2D framebuffer_size() const {
+    int w = 0;
+    int h = 0;
+    glfw->get_framebuffer_size(handle, &w, &h);
+    return {static_cast<std::uint32_t>(std::max(w, 0)), static_cast<std::uint32_t>(std::max(h, 0))};
+  }
+  result<void> choose_format();
+  result<void> make_swapchain();
+  void destroy_swapchain_objects() noexcept;
+};
+
+window::state::~state() {
+  if (device != VK_NULL_HANDLE) {
+    if (const VkResult rc = vk->vkDeviceWaitIdle(device); rc != VK_SUCCESS)
+      membridge::log(membridge::log_level::warning, "window: vkDeviceWaitIdle: " + vk_result_name(rc));
+    destroy_swapchain_objects();
+    if (swapchain != VK_NULL_HANDLE) vk->vkDestroySwapchainKHR(device, swapchain, nullptr);
+    for (VkSemaphore s : acquired) vk->vkDestroySemaphore(device, s, nullptr);
+    vk->vkDestroyCommandPool(device, pool, nullptr);
+  }
+  if (surface != VK_NULL_HANDLE) surface_fns.destroy_surface(instance, surface, nullptr);
+  if (handle != nullptr) glfw->destroy_window(handle);
+}
+
+void window::state::destroy_swapchain_objects() noexcept {
+  for (VkSemaphore s : rendered) vk->vkDestroySemaphore(device, s, nullptr);
+  rendered.clear();
+  images.clear();
+}
+
+result<void> window::state::choose_format() {
+  std::uint32_t count = 0;
+  if (const VkResult rc = surface_fns.surface_formats(physical_device, surface, &count, nullptr); rc != VK_SUCCESS)
+    return vk_error(rc, "vkGetPhysicalDeviceSurfaceFormatsKHR");
+  std::vector<VkSurfaceFormatKHR> formats(count);
+  if (const VkResult rc = surface_fns.surface_formats(physical_device, surface, &count, formats.data());
+      rc != VK_SUCCESS)
+    return vk_error(rc, "vkGetPhysicalDeviceSurfaceFormatsKHR");
+  formats.resize(count);
+  const auto blittable = [&](VkFormat f) {
+    VkFormatProperties props{};
+    surface_fns.format_properties(physical_device, f, &props);
+    return (props.optimalTilingFeatures & VK_FORMAT_FEATURE_BLIT_DST_BIT) != 0;
+  };
+  // UNORM first: the swapchain then shows the very bytes the PNG holds (an sRGB one would brighten them).
+  const VkFormat preferred[] = {VK_FORMAT_B8G8R8A8_UNORM, VK_FORMAT_R8G8B8A8_UNORM};
+  for (VkFormat want : preferred)
+    for (const auto& f : formats)
+      if (f.format == want && blittable(f.format)) {
+        format = f;
+        return membridge::ok();
+      }
+  for (const auto& f : formats)
+    if (blittable(f.format)) {
+      format = f;
+      return membridge::ok();
+    }
+  return error(errc::unsupported, "window::create", "no surface format can be the destination of a blit");
+}
+
+result<void> window::state::make_swapchain() {
+  // The old swapchain's images may still be in use: wait, then retire it.
+  if (const VkResult rc = vk->vkDeviceWaitIdle(device); rc != VK_SUCCESS)
+    return vk_error(rc, "vkDeviceWaitIdle", "recreating the swapchain");
+  destroy_swapchain_objects();
+  out_of_date = false;
+  VkSurfaceCapabilitiesKHR caps{};
+  if (const VkResult rc = surface_fns.surface_capabilities(physical_device, surface, &caps); rc != VK_SUCCESS)
+    return vk_error(rc, "vkGetPhysicalDeviceSurfaceCapabilitiesKHR");
+  VkExtent2D size = caps.currentExtent;
+  if (size.width == std::numeric_limits<std::uint32_t>::max()) {  // the surface takes the swapchain's size
+    const VkExtent2D fb = framebuffer_size();
+    size.width = std::clamp(fb.width, caps.minImageExtent.width, caps.maxImageExtent.width);
+    size.height = std::clamp(fb.height, caps.minImageExtent.height, caps.maxImageExtent.height);
+  }
+  if (size.width == 0 || size.height == 0) {  // minimised: no swapchain until restored
+    if (swapchain != VK_NULL_HANDLE) vk->vkDestroySwapchainKHR(device, swapchain, nullptr);
+    swapchain = VK_NULL_HANDLE;
+    extent = {0, 0};
+    return membridge::ok();
+  }
+  if ((caps.supportedUsageFlags & VK_IMAGE_USAGE_TRANSFER_DST_BIT) == 0)
+    return error(errc::unsupported, "window: swapchain", "the surface's images cannot be transfer (blit) destinations");
+  std::uint32_t image_count = std::max(caps.minImageCount + 1, 3u);
+  if (caps.maxImageCount != 0) image_count = std::min(image_count, caps.maxImageCount);
+  VkCompositeAlphaFlagBitsKHR alpha = VK_COMPOSITE_ALPHA_OPAQUE_BIT_KHR;
+  for (const VkCompositeAlphaFlagBitsKHR candidate :
+       {VK_COMPOSITE_ALPHA_OPAQUE_BIT_KHR, VK_COMPOSITE_ALPHA_INHERIT_BIT_KHR,
+        VK_COMPOSITE_ALPHA_PRE_MULTIPLIED_BIT_KHR, VK_COMPOSITE_ALPHA_POST_MULTIPLIED_BIT_KHR})
+    if ((caps.supportedCompositeAlpha & static_cast<VkCompositeAlphaFlagsKHR>(candidate)) != 0) {
+      alpha = candidate;
+      break;
+    }
+
+  VkSwapchainCreateInfoKHR info{};
+  info.sType = VK_STRUCTURE_TYPE_SWAPCHAIN_CREATE_INFO_KHR;
+  info.surface = surface;
+  info.minImageCount = image_count;
+  info.imageFormat = format.format;
+  info.imageColorSpace = format.colorSpace;
+  info.imageExtent = size;
+  info.imageArrayLayers = 1;
+  info.imageUsage = VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+  info.imageSharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  info.preTransform = caps.currentTransform;
+  info.compositeAlpha = alpha;
+  info.presentMode = present_mode;
+  info.clipped = VK_TRUE;
+  info.oldSwapchain = swapchain;
+  VkSwapchainKHR created = VK_NULL_HANDLE;
+  const VkResult rc = vk->vkCreateSwapchainKHR(device, &info, nullptr, &created);
+  if (swapchain != VK_NULL_HANDLE) vk->vkDestroySwapchainKHR(device, swapchain, nullptr);  // retired either way
+  swapchain = VK_NULL_HANDLE;
+  if (rc != VK_SUCCESS)
+    return vk_error(rc, "vkCreateSwapchainKHR",
+                    std::to_string(size.width) + "x" + std::to_string(size.height) + ", " +
+                        std::to_string(image_count) + " images");
+  swapchain = created;
+  extent = size;
+  ++generation;
+  std::uint32_t count = 0;
+  if (const VkResult r = vk->vkGetSwapchainImagesKHR(device, swapchain, &count, nullptr); r != VK_SUCCESS)
+    return vk_error(r, "vkGetSwapchainImagesKHR");
+  images.resize(count);
+  if (const VkResult r = vk->vkGetSwapchainImagesKHR(device, swapchain, &count, images.data()); r != VK_SUCCESS)
+    return vk_error(r, "vkGetSwapchainImagesKHR");
+  images.resize(count);
+  VkSemaphoreCreateInfo semaphore{};
+  semaphore.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
+  rendered.resize(count, VK_NULL_HANDLE);
+  for (VkSemaphore& s : rendered)
+    if (const VkResult r = vk->vkCreateSemaphore(device, &semaphore, nullptr, &s); r != VK_SUCCESS)
+      return vk_error(r, "vkCreateSemaphore", "a swapchain image's render-done semaphore");
+  return membridge::ok();
+}
+
+window::window() noexcept = default;
+window::window(std::unique_ptr<state> s) noexcept : state_(std::move(s)) {}
+window::window(window&&) noexcept = default;
+window& window::operator=(window&&) noexcept = default;
+window::~window() = default;
+
+result<window> window::create(window_system& system, const membridge::vulkan::device_context& context,
+                              std::uint32_t width, std::uint32_t height, std::uint32_t frame_slots,
+                              const std::string& title) {
+  constexpr const char* call = "window::create";
+  if (!context.valid() || frame_slots == 0 || width == 0 || height == 0)
+    return error(errc::invalid_argument, call, "empty context, zero size or no frame slots");
+  auto s = std::make_unique<state>();
+  const window_system::functions& glfw = system.glfw();
+  s->glfw = &glfw;
+  s->keep_alive = context.state();
+  s->instance = context.instance();
+  s->physical_device = context.physical_device();
+  s->device = context.device();
+  s->vk = &context.functions();
+  s->queue = context.graphics_queue();
+  const PFN_vkGetInstanceProcAddr gipa = context.get_instance_proc_addr();
+  const auto instance_fn = [&](const char* name) { return gipa(s->instance, name); };
+  s->surface_fns.destroy_surface = reinterpret_cast<PFN_vkDestroySurfaceKHR>(instance_fn("vkDestroySurfaceKHR"));
+  s->surface_fns.surface_support =
+      reinterpret_cast<PFN_vkGetPhysicalDeviceSurfaceSupportKHR>(instance_fn("vkGetPhysicalDeviceSurfaceSupportKHR"));
+  s->surface_fns.surface_capabilities = reinterpret_cast<PFN_vkGetPhysicalDeviceSurfaceCapabilitiesKHR>(
+      instance_fn("vkGetPhysicalDeviceSurfaceCapabilitiesKHR"));
+  s->surface_fns.surface_formats =
+      reinterpret_cast<PFN_vkGetPhysicalDeviceSurfaceFormatsKHR>(instance_fn("vkGetPhysicalDeviceSurfaceFormatsKHR"));
+  s->surface_fns.present_modes = reinterpret_cast<PFN_vkGetPhysicalDeviceSurfacePresentModesKHR>(
+      instance_fn("vkGetPhysicalDeviceSurfacePresentModesKHR"));
+  s->surface_fns.format_properties =
+      reinterpret_cast<PFN_vkGetPhysicalDeviceFormatProperties>(instance_fn("vkGetPhysicalDeviceFormatProperties"));
+  const surface_api& sf = s->surface_fns;
+  if (sf.destroy_surface == nullptr || sf.surface_support == nullptr || sf.surface_capabilities == nullptr ||
+      sf.surface_formats == nullptr || sf.present_modes == nullptr || sf.format_properties == nullptr)
+    return error(errc::unsupported, call, "the instance lacks VK_KHR_surface (was it created with GLFW's extensions?)");
+  if (s->vk->vkCreateSwapchainKHR == nullptr || s->vk->vkQueuePresentKHR == nullptr)
+    return error(errc::unsupported, call, "the device lacks VK_KHR_swapchain (was it created with it?)");
+
+  glfw.window_hint(GLFW_CLIENT_API, GLFW_NO_API);
+  glfw.window_hint(GLFW_RESIZABLE, GLFW_TRUE);
+  s->handle = glfw.create_window(static_cast<int>(width), static_cast<int>(height), title.c_str(), nullptr, nullptr);
+  if (s->handle == nullptr) return error(errc::unsupported, "glfwCreateWindow", glfw.last_error("no window"));
+  if (const VkResult rc = glfw.create_window_surface(s->instance, s->handle, nullptr, &s->surface); rc != VK_SUCCESS)
+    return vk_error(rc, "glfwCreateWindowSurface", glfw.last_error("no surface"));
+
+  VkBool32 can_present = VK_FALSE;
+  if (const VkResult rc = sf.surface_support(s->physical_device, s->queue.family, s->surface, &can_present);
+      rc != VK_SUCCESS)
+    return vk_error(rc, "vkGetPhysicalDeviceSurfaceSupportKHR");
+  if (can_present != VK_TRUE)
+    return error(errc::unsupported, call,
+                 "the graphics queue family " + std::to_string(s->queue.family) + " cannot present to this window");
+
+  VkFormatProperties source{};
+  sf.format_properties(s->physical_device, VK_FORMAT_R8G8B8A8_UNORM, &source);
+  if ((source.optimalTilingFeatures & VK_FORMAT_FEATURE_BLIT_SRC_BIT) == 0)
+    return error(errc::unsupported, call, "R8G8B8A8_UNORM images cannot be blitted from on this device");
+  s->filter = (source.optimalTilingFeatures & VK_FORMAT_FEATURE_SAMPLED_IMAGE_FILTER_LINEAR_BIT) != 0
+                  ? VK_FILTER_LINEAR
+                  : VK_FILTER_NEAREST;
+  MEMBRIDGE_TRY(s->choose_format());
+
+  // MAILBOX shows the newest frame without tearing and without capping the frame rate at the
+  // display's; FIFO (always there) is vsync.
+  std::uint32_t mode_count = 0;
+  if (const VkResult rc = sf.present_modes(s->physical_device, s->surface, &mode_count, nullptr); rc != VK_SUCCESS)
+    return vk_error(rc, "vkGetPhysicalDeviceSurfacePresentModesKHR");
+  std::vector<VkPresentModeKHR> modes(mode_count);
+  if (const VkResult rc = sf.present_modes(s->physical_device, s->surface, &mode_count, modes.data()); rc != VK_SUCCESS)
+    return vk_error(rc, "vkGetPhysicalDeviceSurfacePresentModesKHR");
+  if (std::find(modes.begin(), modes.end(), VK_PRESENT_MODE_MAILBOX_KHR) != modes.end())
+    s->present_mode = VK_PRESENT_MODE_MAILBOX_KHR;
+
+  VkCommandPoolCreateInfo pool{};
+  pool.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+  pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  pool.queueFamilyIndex = s->queue.family;
+  if (const VkResult rc = s->vk->vkCreateCommandPool(s->device, &pool, nullptr, &s->pool); rc != VK_SUCCESS)
+    return vk_error(rc, "vkCreateCommandPool", "the window's blit commands");
+  s->blits.resize(frame_slots);
+  VkCommandBufferAllocateInfo alloc{};
+  alloc.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+  alloc.commandPool = s->pool;
+  alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  alloc.commandBufferCount = frame_slots;
+  if (const VkResult rc = s->vk->vkAllocateCommandBuffers(s->device, &alloc, s->blits.data()); rc != VK_SUCCESS)
+    return vk_error(rc, "vkAllocateCommandBuffers", "the window's blit commands");
+  VkSemaphoreCreateInfo semaphore{};
+  semaphore.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
+  s->acquired.resize(frame_slots, VK_NULL_HANDLE);
+  for (VkSemaphore& sem : s->acquired)
+    if (const VkResult rc = s->vk->vkCreateSemaphore(s->device, &semaphore, nullptr, &sem); rc != VK_SUCCESS)
+      return vk_error(rc, "vkCreateSemaphore", "a swapchain acquire semaphore");
+  MEMBRIDGE_TRY(s->make_swapchain());
+  return window(std::move(s));
+}
+
+void window::poll_events() const {
+  if (state_) state_->glfw->poll_events();
+}
+
+bool window::should_close() const { return !state_ || state_->glfw->window_should_close(state_->handle) == GLFW_TRUE; }
+
+VkExtent2D window::extent() const noexcept { return state_ ? state_->extent : VkExtent2D{0, 0}; }
+std::uint32_t window::swapchain_generation() const noexcept { return state_ ? state_->generation : 0; }
+
+std::string window::describe() const {
+  if (!state_) return "no window";
+  const state& s = *state_;
+  std::string format = "format " + std::to_string(s.format.format);
+  if (s.format.format == VK_FORMAT_B8G8R8A8_UNORM) format = "B8G8R8A8_UNORM";
+  if (s.format.format == VK_FORMAT_R8G8B8A8_UNORM) format = "R8G8B8A8_UNORM";
+  return "swapchain " + std::to_string(s.extent.width) + "x" + std::to_string(s.extent.height) + " " + format + " " +
+         (s.present_mode == VK_PRESENT_MODE_MAILBOX_KHR ? "MAILBOX" : "FIFO") + ", created " +
+         std::to_string(s.generation) + (s.generation == 1 ? " time" : " times") + " (resizes recreate it)";
+}
+
+result<std::optional<present_job>> window::begin_frame(std::uint32_t slot, VkImage source, std::uint32_t width,
+                                                       std::uint32_t height) {
+  if (!state_ || slot >= state_->blits.size() || source == VK_NULL_HANDLE || width == 0 || height == 0)
+    return error(errc::invalid_argument, "window::begin_frame", "empty window, bad slot or no source image");
+  state& s = *state_;
+  const VkExtent2D fb = s.framebuffer_size();
+  const bool resized = fb.width != s.extent.width || fb.height != s.extent.height;
+  if (s.out_of_date || resized || s.swapchain == VK_NULL_HANDLE) {
+    if (fb.width == 0 || fb.height == 0) return std::optional<present_job>{};  // minimised
+    MEMBRIDGE_TRY(s.make_swapchain());
+  }
+  if (s.swapchain == VK_NULL_HANDLE) return std::optional<present_job>{};
+
+  std::uint32_t index = 0;
+  VkResult rc = VK_ERROR_OUT_OF_DATE_KHR;
+  for (int attempt = 0; attempt < 2 && rc == VK_ERROR_OUT_OF_DATE_KHR; ++attempt) {
+    if (attempt > 0) {
+      MEMBRIDGE_TRY(s.make_swapchain());
+      if (s.swapchain == VK_NULL_HANDLE) return std::optional<present_job>{};
+    }
+    rc = s.vk->vkAcquireNextImageKHR(s.device, s.swapchain, acquire_timeout_ns, s.acquired[slot], VK_NULL_HANDLE,
+                                     &index);
+  }
+  if (rc == VK_ERROR_OUT_OF_DATE_KHR) {  // still: skip presenting this frame, try again next frame
+    s.out_of_date = true;
+    return std::optional<present_job>{};
+  }
+  if (rc == VK_SUBOPTIMAL_KHR) {
+    s.out_of_date = true;  // present this image, recreate afterwards
+  } else if (rc == VK_TIMEOUT || rc == VK_NOT_READY) {
+    return error::from_native(errc::timeout, membridge::error_source::vulkan, rc, vk_result_name(rc),
+                              "vkAcquireNextImageKHR", "no swapchain image became available within 10 s");
+  } else if (rc != VK_SUCCESS) {
+    return vk_error(rc, "vkAcquireNextImageKHR");
+  }
+
+  const VolkDeviceTable& vk = *s.vk;
+  const VkCommandBuffer cmd = s.blits[slot];
+  const VkImage target = s.images[index];
+  if (const VkResult r = vk.vkResetCommandBuffer(cmd, 0); r != VK_SUCCESS) return vk_error(r, "vkResetCommandBuffer");
+  VkCommandBufferBeginInfo begin{};
+  begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  if (const VkResult r = vk.vkBeginCommandBuffer(cmd, &begin); r != VK_SUCCESS)
+    return vk_error(r, "vkBeginCommandBuffer");
+  const VkImageSubresourceRange range{VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+  VkImageMemoryBarrier barrier{};
+  barrier.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER;
+  barrier.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+  barrier.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+  barrier.image = target;
+  barrier.subresourceRange = range;
+  // The acquire semaphore is waited at TRANSFER: the transition runs after the image is ours.
+  barrier.srcAccessMask = 0;
+  barrier.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+  barrier.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+  barrier.newLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
+  vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0,
+                          nullptr, 1, &barrier);
+  const VkClearColorValue black{{0.0f, 0.0f, 0.0f, 1.0f}};
+  vk.vkCmdClearColorImage(cmd, target, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &black, 1, &range);
+  barrier.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;  // the clear before the blit (bars stay black)
+  barrier.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+  barrier.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
+  barrier.newLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
+  vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0,
+                          nullptr, 1, &barrier);
+  // The renderer's render pass made its writes visible to transfer reads and left the image in
+  // TRANSFER_SRC_OPTIMAL (particle_renderer.hpp).
+  VkImageBlit blit{};
+  blit.srcSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+  blit.srcOffsets[0] = {0, 0, 0};
+  blit.srcOffsets[1] = {static_cast<std::int32_t>(width), static_cast<std::int32_t>(height), 1};
+  blit.dstSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+  const auto dst = fit(width, height, s.extent);
+  blit.dstOffsets[0] = dst[0];
+  blit.dstOffsets[1] = dst[1];
+  vk.vkCmdBlitImage(cmd, source, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, target, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1,
+                    &blit, s.filter);
+  barrier.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+  barrier.dstAccessMask = 0;  // presentation is ordered by the render-done semaphore
+  barrier.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
+  barrier.newLayout = VK_IMAGE_LAYOUT_PRESENT_SRC_KHR;
+  vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 0, 0, nullptr, 0,
+                          nullptr, 1, &barrier);
+  if (const VkResult r = vk.vkEndCommandBuffer(cmd); r != VK_SUCCESS) return vk_error(r, "vkEndCommandBuffer");
+  return std::optional<present_job>{present_job{s.acquired[slot], s.rendered[index], cmd, index}};
+}
+
+result<void> window::present(const present_job& job) {
+  if (!state_) return error(errc::invalid_argument, "window::present", "empty window");
+  state& s = *state_;
+  VkPresentInfoKHR info{};
+  info.sType = VK_STRUCTURE_TYPE_PRESENT_INFO_KHR;
+  info.waitSemaphoreCount = 1;
+  info.pWaitSemaphores = &job.rendered;
+  info.swapchainCount = 1;
+  info.pSwapchains = &s.swapchain;
+  info.pImageIndices = &job.image_index;
+  const VkResult rc = s.vk->vkQueuePresentKHR(s.queue.queue, &info);
+  if (rc == VK_ERROR_OUT_OF_DATE_KHR || rc == VK_SUBOPTIMAL_KHR) {
+    s.out_of_date = true;
+    return membridge::ok();
+  }
+  if (rc != VK_SUCCESS) return vk_error(rc, "vkQueuePresentKHR");
+  return membridge::ok();
+}
+
+}  // namespace particles::app

@@ -1,0 +1,109 @@
+// samples/01_particles/window.hpp: the windowed mode of membridge_particles: a GLFW window (GLFW is
+// loaded at run time, so the binary starts on machines without it, e.g. a headless GPU server), a
+// Vulkan surface and swapchain, and per frame a blit of the renderer's image into the swapchain image.
+#pragma once
+
+#include <membridge/core/result.hpp>
+#include <membridge/vulkan/device_context.hpp>
+
+#include <vulkan/vulkan_core.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace particles::app {
+
+/// GLFW, loaded from libglfw.so.3 and initialised on a display. glfwTerminate()s when destroyed.
+/// One per process; not movable (GLFW is process-global).
+class window_system {
+ public:
+  /// Loads GLFW and connects to the display (DISPLAY or WAYLAND_DISPLAY must be set).
+  /// Errors: unsupported with a readable reason when there is no display, GLFW is missing, cannot
+  /// initialise, or has no Vulkan support (no loader).
+  [[nodiscard]] static membridge::result<std::unique_ptr<window_system>> open();
+
+  window_system(const window_system&) = delete;
+  window_system& operator=(const window_system&) = delete;
+  ~window_system();
+
+  /// The instance extensions a surface needs (glfwGetRequiredInstanceExtensions), e.g.
+  /// VK_KHR_surface and VK_KHR_xcb_surface.
+  [[nodiscard]] const std::vector<std::string>& instance_extensions() const noexcept;
+
+  struct functions;  ///< The GLFW functions used (window.cpp).
+  /// Internal: the loaded functions.
+  [[nodiscard]] const functions& glfw() const noexcept { return *functions_; }
+
+ private:
+  window_system();
+  std::unique_ptr<functions> functions_;
+};
+
+/// What one frame presents: wait for `acquired` (at TRANSFER) before `blit` runs, signal `rendered`
+/// when the submission completes, then call window::present().
+struct present_job {
+  VkSemaphore acquired = VK_NULL_HANDLE;  ///< Signalled when the swapchain image is ready. Owned by the window.
+  VkSemaphore rendered = VK_NULL_HANDLE;  ///< To signal when the frame is done; presentation waits for it.
+  VkCommandBuffer blit = VK_NULL_HANDLE;  ///< Copies the renderer's image into the swapchain image.
+  std::uint32_t image_index = 0;          ///< The acquired swapchain image.
+};
+
+/// A window with a swapchain on a device_context's graphics queue. The renderer's image (any size)
+/// is blitted into the swapchain image, scaled to fit with its aspect ratio kept (black bars).
+/// A resized window recreates the swapchain; so do VK_ERROR_OUT_OF_DATE_KHR and VK_SUBOPTIMAL_KHR.
+/// A minimised window (zero size) presents nothing until it is restored.
+///
+/// Render-thread only, like the queue it presents on. Move-only; the destructor waits until the
+/// device is idle, then destroys the swapchain, the surface and the window.
+class window {
+ public:
+  /// Opens a `width` x `height` window titled `title` and makes its surface and swapchain for
+  /// `context` (which must have been created with system.instance_extensions() and VK_KHR_swapchain).
+  /// `frame_slots` is how many frames the caller keeps in flight (the renderer's slots).
+  /// Errors: unsupported when the graphics queue cannot present to the window or the surface lacks
+  /// what the blit needs (TRANSFER_DST usage, blittable format); Vulkan errors.
+  [[nodiscard]] static membridge::result<window> create(window_system& system,
+                                                        const membridge::vulkan::device_context& context,
+                                                        std::uint32_t width, std::uint32_t height,
+                                                        std::uint32_t frame_slots, const std::string& title);
+
+  window() noexcept;
+  window(window&&) noexcept;
+  window& operator=(window&&) noexcept;
+  window(const window&) = delete;
+  window& operator=(const window&) = delete;
+  ~window();
+
+  /// Processes window events (glfwPollEvents).
+  void poll_events() const;
+  /// True once the user asked to close the window.
+  [[nodiscard]] bool should_close() const;
+
+  /// Acquires the next swapchain image and records, in the command buffer of `slot`, a blit of
+  /// `source` (width x height, TRANSFER_SRC_OPTIMAL when the blit runs) into it. Nothing (nullopt)
+  /// when the window is minimised. Call it after the renderer recorded `slot` (so the slot's previous
+  /// frame, which used the same command buffer and semaphore, has finished).
+  /// Errors: Vulkan errors of acquire, swapchain recreation and recording (surface lost, ...).
+  [[nodiscard]] membridge::result<std::optional<present_job>> begin_frame(std::uint32_t slot, VkImage source,
+                                                                          std::uint32_t width, std::uint32_t height);
+  /// Presents the job's image (waiting for job.rendered) on the graphics queue. Out-of-date and
+  /// suboptimal swapchains are recreated at the next begin_frame().
+  [[nodiscard]] membridge::result<void> present(const present_job& job);
+
+  /// The swapchain's size now (0x0 while minimised).
+  [[nodiscard]] VkExtent2D extent() const noexcept;
+  /// Swapchains created so far (1 + recreations).
+  [[nodiscard]] std::uint32_t swapchain_generation() const noexcept;
+  /// One line for the run's output: `swapchain 1280x720 B8G8R8A8_UNORM MAILBOX, created 1 time`.
+  [[nodiscard]] std::string describe() const;
+
+ private:
+  struct state;
+  explicit window(std::unique_ptr<state> s) noexcept;
+  std::unique_ptr<state> state_;
+};
+
+}  // namespace particles::app
