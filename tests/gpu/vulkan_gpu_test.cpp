@@ -260,6 +260,9 @@ class timeline_gpu_test : public vulkan_gpu_test {
     for (std::uint64_t n = 0; n < frames; ++n)
       if (log->words()[n] != n) ++wrong;
     EXPECT_EQ(wrong, 0U) << "Vulkan read a slot that did not hold its frame";
+    // The consumed value says the last batch completed, but validation 1.3.239 retires command
+    // buffers only on fences or idle waits: wait for the queue before freeing the pool.
+    ASSERT_EQ(fn().vkQueueWaitIdle(vk.context.graphics_queue().queue), VK_SUCCESS);
     fn().vkDestroyCommandPool(vk.context.device(), pool, nullptr);
     MB_CUDA_OK(cudaStreamDestroy(stream));
     MB_CUDA_OK(cudaFree(errors));
