@@ -18,6 +18,7 @@
 #include <membridge/cuda/chunk_policy.hpp>
 #include <membridge/cuda/device.hpp>
 #include <membridge/cuda/driver.hpp>
+#include <membridge/cuda/external_memory.hpp>
 #include <membridge/cuda/external_semaphore.hpp>
 #include <membridge/cuda/growable_buffer.hpp>
 #include <membridge/cuda/mapping.hpp>

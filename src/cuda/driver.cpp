@@ -18,7 +18,10 @@
   X(cuMemAddressReserve, 10020) X(cuMemAddressFree, 10020) X(cuMemMap, 10020) X(cuMemUnmap, 10020)    \
   X(cuMemSetAccess, 10020) X(cuMemExportToShareableHandle, 10020) X(cuMemImportFromShareableHandle, 10020) \
   X(cuImportExternalSemaphore, 10000) X(cuDestroyExternalSemaphore, 10000)                              \
-  X(cuSignalExternalSemaphoresAsync, 10000) X(cuWaitExternalSemaphoresAsync, 10000)                    
+  X(cuSignalExternalSemaphoresAsync, 10000) X(cuWaitExternalSemaphoresAsync, 10000)                    \
+  X(cuImportExternalMemory, 10000) X(cuDestroyExternalMemory, 10000)                                  \
+  X(cuExternalMemoryGetMappedMipmappedArray, 10000) X(cuMipmappedArrayGetLevel, 5000)                 \
+  X(cuMipmappedArrayDestroy, 5000) X(cuSurfObjectCreate, 5000) X(cuSurfObjectDestroy, 5000)
 
 namespace membridge::cuda {
 

@@ -450,6 +450,166 @@ CUresult fake_cuWaitExternalSemaphoresAsync(const CUexternalSemaphore* semaphore
   return CUDA_SUCCESS;
 }
 
+// External memory. The fd must be one this driver exported (cuMemExportToShareableHandle): the
+// import references that physical memory, so it outlives the exporter's handle, as on the real
+// driver. Like the real driver, a successful import takes the fd (closes it here); a failed one
+// leaves it to the caller.
+CUresult fake_cuImportExternalMemory(CUexternalMemory* out, const CUDA_EXTERNAL_MEMORY_HANDLE_DESC* desc) {
+  FAKE_ENTER("cuImportExternalMemory");
+  FAKE_REQUIRE_CONTEXT("cuImportExternalMemory");
+  auto& f = active();
+  if (out == nullptr || desc == nullptr) {
+    f.note_misuse("cuImportExternalMemory with a null argument");
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  if (desc->type != CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD || desc->size == 0 ||
+      (desc->flags & ~static_cast<unsigned int>(CUDA_EXTERNAL_MEMORY_DEDICATED)) != 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  const int fd = desc->handle.fd;
+  if (::fcntl(fd, F_GETFD) < 0) return CUDA_ERROR_INVALID_VALUE;
+  std::uint64_t id = 0;
+  std::uint64_t size = 0;
+  if (::pread(fd, &id, sizeof id, 0) != static_cast<ssize_t>(sizeof id) ||
+      ::pread(fd, &size, sizeof size, sizeof id) != static_cast<ssize_t>(sizeof size))
+    return CUDA_ERROR_UNKNOWN;  // not an fd this driver exported
+  const auto p = f.physicals_.find(id);
+  if (p == f.physicals_.end()) return CUDA_ERROR_INVALID_VALUE;
+  if (desc->size > size) return CUDA_ERROR_INVALID_VALUE;  // larger than the exported allocation
+  ++p->second.references;
+  ::close(fd);
+  const auto handle = reinterpret_cast<CUexternalMemory>(static_cast<std::uintptr_t>(f.next_id_++));
+  f.external_memories_[handle] = {id, static_cast<std::size_t>(desc->size),
+                                  (desc->flags & CUDA_EXTERNAL_MEMORY_DEDICATED) != 0};
+  *out = handle;
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuDestroyExternalMemory(CUexternalMemory memory) {
+  FAKE_ENTER("cuDestroyExternalMemory");
+  auto& f = active();
+  const auto found = f.external_memories_.find(memory);
+  if (found == f.external_memories_.end()) {
+    f.note_misuse("cuDestroyExternalMemory of an unknown or destroyed import");
+    return CUDA_ERROR_INVALID_HANDLE;
+  }
+  for (const auto& [array, rec] : f.mipmapped_arrays_)
+    if (rec.memory == memory) f.note_misuse("cuDestroyExternalMemory while an array mapped from it is alive");
+  const std::uint64_t physical_id = found->second.physical_id;
+  f.external_memories_.erase(found);
+  f.drop_reference(physical_id);
+  return CUDA_SUCCESS;
+}
+
+std::size_t fake_element_bytes(CUarray_format format) {
+  switch (format) {
+    case CU_AD_FORMAT_UNSIGNED_INT8:
+    case CU_AD_FORMAT_SIGNED_INT8: return 1;
+    case CU_AD_FORMAT_UNSIGNED_INT16:
+    case CU_AD_FORMAT_SIGNED_INT16:
+    case CU_AD_FORMAT_HALF: return 2;
+    case CU_AD_FORMAT_UNSIGNED_INT32:
+    case CU_AD_FORMAT_SIGNED_INT32:
+    case CU_AD_FORMAT_FLOAT: return 4;
+    default: return 0;
+  }
+}
+
+CUresult fake_cuExternalMemoryGetMappedMipmappedArray(CUmipmappedArray* out, CUexternalMemory memory,
+                                                      const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC* desc) {
+  FAKE_ENTER("cuExternalMemoryGetMappedMipmappedArray");
+  FAKE_REQUIRE_CONTEXT("cuExternalMemoryGetMappedMipmappedArray");
+  auto& f = active();
+  if (out == nullptr || desc == nullptr) {
+    f.note_misuse("cuExternalMemoryGetMappedMipmappedArray with a null argument");
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  const auto found = f.external_memories_.find(memory);
+  if (found == f.external_memories_.end()) {
+    f.note_misuse("cuExternalMemoryGetMappedMipmappedArray on an unknown or destroyed import");
+    return CUDA_ERROR_INVALID_HANDLE;
+  }
+  const CUDA_ARRAY3D_DESCRIPTOR& a = desc->arrayDesc;
+  const std::size_t element = fake_element_bytes(a.Format);
+  constexpr unsigned int known_flags = CUDA_ARRAY3D_SURFACE_LDST | CUDA_ARRAY3D_COLOR_ATTACHMENT;
+  if (desc->numLevels == 0 || a.Width == 0 || element == 0 ||
+      (a.NumChannels != 1 && a.NumChannels != 2 && a.NumChannels != 4) || (a.Flags & ~known_flags) != 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  // Level 0 alone must fit (the real driver's tiled footprint is larger; this is a lower bound).
+  const std::size_t footprint = a.Width * std::max<std::size_t>(a.Height, 1) * std::max<std::size_t>(a.Depth, 1) *
+                                a.NumChannels * element;
+  if (desc->offset > found->second.size || footprint > found->second.size - desc->offset)
+    return CUDA_ERROR_INVALID_VALUE;
+  const auto array = reinterpret_cast<CUmipmappedArray>(static_cast<std::uintptr_t>(f.next_id_++));
+  const auto level0 = reinterpret_cast<CUarray>(static_cast<std::uintptr_t>(f.next_id_++));
+  f.mipmapped_arrays_[array] = {memory, level0, a, desc->numLevels, static_cast<std::size_t>(desc->offset)};
+  *out = array;
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuMipmappedArrayGetLevel(CUarray* out, CUmipmappedArray array, unsigned int level) {
+  FAKE_ENTER("cuMipmappedArrayGetLevel");
+  FAKE_REQUIRE_CONTEXT("cuMipmappedArrayGetLevel");
+  auto& f = active();
+  const auto found = f.mipmapped_arrays_.find(array);
+  if (found == f.mipmapped_arrays_.end()) {
+    f.note_misuse("cuMipmappedArrayGetLevel of an unknown or destroyed array");
+    return CUDA_ERROR_INVALID_HANDLE;
+  }
+  if (level >= found->second.levels) return CUDA_ERROR_INVALID_VALUE;
+  if (level != 0) return CUDA_ERROR_NOT_SUPPORTED;  // the model keeps level 0 only
+  *out = found->second.level0;
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuMipmappedArrayDestroy(CUmipmappedArray array) {
+  FAKE_ENTER("cuMipmappedArrayDestroy");
+  auto& f = active();
+  const auto found = f.mipmapped_arrays_.find(array);
+  if (found == f.mipmapped_arrays_.end()) {
+    f.note_misuse("cuMipmappedArrayDestroy of an unknown or destroyed array");
+    return CUDA_ERROR_INVALID_HANDLE;
+  }
+  for (const auto& [surface, on] : f.surfaces_)
+    if (on == found->second.level0) f.note_misuse("cuMipmappedArrayDestroy while a surface object on it is alive");
+  if (f.external_memories_.count(found->second.memory) == 0)
+    f.note_misuse("cuMipmappedArrayDestroy after its external memory was destroyed");
+  f.mipmapped_arrays_.erase(found);
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuSurfObjectCreate(CUsurfObject* out, const CUDA_RESOURCE_DESC* desc) {
+  FAKE_ENTER("cuSurfObjectCreate");
+  FAKE_REQUIRE_CONTEXT("cuSurfObjectCreate");
+  auto& f = active();
+  if (out == nullptr || desc == nullptr) {
+    f.note_misuse("cuSurfObjectCreate with a null argument");
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  if (desc->resType != CU_RESOURCE_TYPE_ARRAY) return CUDA_ERROR_INVALID_VALUE;
+  const CUarray target = desc->res.array.hArray;
+  const auto found = std::find_if(f.mipmapped_arrays_.begin(), f.mipmapped_arrays_.end(),
+                                  [&](const auto& entry) { return entry.second.level0 == target; });
+  if (found == f.mipmapped_arrays_.end()) {
+    f.note_misuse("cuSurfObjectCreate on an unknown or destroyed array");
+    return CUDA_ERROR_INVALID_HANDLE;
+  }
+  if ((found->second.desc.Flags & CUDA_ARRAY3D_SURFACE_LDST) == 0) return CUDA_ERROR_INVALID_VALUE;
+  const auto surface = static_cast<CUsurfObject>(f.next_id_++);
+  f.surfaces_[surface] = target;
+  *out = surface;
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuSurfObjectDestroy(CUsurfObject surface) {
+  FAKE_ENTER("cuSurfObjectDestroy");
+  auto& f = active();
+  if (f.surfaces_.erase(surface) == 0) {
+    f.note_misuse("cuSurfObjectDestroy of an unknown or destroyed surface object");
+    return CUDA_ERROR_INVALID_HANDLE;
+  }
+  return CUDA_SUCCESS;
+}
+
 }  // namespace
 
 CUcontext fake_primary_context() noexcept { return reinterpret_cast<CUcontext>(&g_primary_marker); }
@@ -508,6 +668,13 @@ cuda::driver_api fake_cuda::table() {
   t.cuDestroyExternalSemaphore = &fake_cuDestroyExternalSemaphore;
   t.cuSignalExternalSemaphoresAsync = &fake_cuSignalExternalSemaphoresAsync;
   t.cuWaitExternalSemaphoresAsync = &fake_cuWaitExternalSemaphoresAsync;
+  t.cuImportExternalMemory = &fake_cuImportExternalMemory;
+  t.cuDestroyExternalMemory = &fake_cuDestroyExternalMemory;
+  t.cuExternalMemoryGetMappedMipmappedArray = &fake_cuExternalMemoryGetMappedMipmappedArray;
+  t.cuMipmappedArrayGetLevel = &fake_cuMipmappedArrayGetLevel;
+  t.cuMipmappedArrayDestroy = &fake_cuMipmappedArrayDestroy;
+  t.cuSurfObjectCreate = &fake_cuSurfObjectCreate;
+  t.cuSurfObjectDestroy = &fake_cuSurfObjectDestroy;
   return t;
 }
 
@@ -547,8 +714,9 @@ std::optional<CUresult> fake_cuda::enter_call(const char* function) {
   }
   // Teardown calls are not counted: a failure-at-every-step loop fails forward steps, and the real
   // driver does not fail these for reasons a caller could handle. fail_function() still reaches them.
-  static constexpr std::array<std::string_view, 5> teardown{"cuCtxPopCurrent", "cuMemUnmap", "cuMemRelease",
-                                                            "cuMemAddressFree", "cuDevicePrimaryCtxRelease"};
+  static constexpr std::array<std::string_view, 8> teardown{
+      "cuCtxPopCurrent",         "cuMemUnmap",          "cuMemRelease",           "cuMemAddressFree",
+      "cuDevicePrimaryCtxRelease", "cuDestroyExternalMemory", "cuMipmappedArrayDestroy", "cuSurfObjectDestroy"};
   if (std::find(teardown.begin(), teardown.end(), function) != teardown.end()) return std::nullopt;
   const int index = counted_++;
   if (fail_at_ >= 0 && index == fail_at_) {
@@ -589,6 +757,12 @@ std::vector<std::string> fake_cuda::leaks() const {
   if (retains_ != 0) out.push_back(std::to_string(retains_) + " primary context retain(s)");
   if (!context_stack_.empty()) out.push_back(std::to_string(context_stack_.size()) + " pushed context(s)");
   if (!semaphores_.empty()) out.push_back(std::to_string(semaphores_.size()) + " external semaphore(s)");
+  for (const auto& [memory, rec] : external_memories_)
+    out.push_back("external memory " + hex(reinterpret_cast<std::uintptr_t>(memory)) + " (" +
+                  std::to_string(rec.size) + " bytes)");
+  for (const auto& [array, rec] : mipmapped_arrays_)
+    out.push_back("mipmapped array " + hex(reinterpret_cast<std::uintptr_t>(array)));
+  for (const auto& [surface, array] : surfaces_) out.push_back("surface object " + hex(surface));
   return out;
 }
 

@@ -69,14 +69,16 @@ class fake_cuda {
   /// The function the last injected failure hit.
   [[nodiscard]] const std::string& failed_function() const noexcept { return failed_function_; }
   /// Calls counted so far: every driver call except the error-name lookups and the teardown calls
-  /// (cuCtxPopCurrent, cuMemUnmap, cuMemRelease, cuMemAddressFree, cuDevicePrimaryCtxRelease).
+  /// (cuCtxPopCurrent, cuMemUnmap, cuMemRelease, cuMemAddressFree, cuDevicePrimaryCtxRelease,
+  /// cuDestroyExternalMemory, cuMipmappedArrayDestroy, cuSurfObjectDestroy).
   [[nodiscard]] int counted_calls() const noexcept { return counted_; }
 
   // --------------------------------------------------------------------------- inspection ---
   [[nodiscard]] snapshot state() const;
   /// Calls that broke a driver rule (wrong order, unknown handle, overlap...): must stay empty.
   [[nodiscard]] const std::vector<std::string>& misuse() const noexcept { return misuse_; }
-  /// What is still alive (handles, ranges, mappings, context retains, pushed contexts).
+  /// What is still alive (handles, ranges, mappings, context retains, pushed contexts, external
+  /// semaphores and memory, mipmapped arrays, surface objects).
   [[nodiscard]] std::vector<std::string> leaks() const;
   /// Names of all calls (counted or not), in order.
   [[nodiscard]] const std::vector<std::string>& calls() const noexcept { return calls_; }
@@ -114,6 +116,24 @@ class fake_cuda {
   int syncs_ = 0;
   std::map<CUexternalSemaphore, std::uint64_t> semaphores_;  // imported semaphore -> last signalled value
   std::vector<std::uint64_t> waits_;                           // values waited for, in order
+
+  /// An imported external memory object: it holds a reference to the physical memory its fd named.
+  struct external_memory_rec {
+    std::uint64_t physical_id = 0;
+    std::size_t size = 0;
+    bool dedicated = false;
+  };
+  /// A mipmapped array mapped from external memory, with the CUarray of its level 0.
+  struct mipmapped_array_rec {
+    CUexternalMemory memory = nullptr;
+    CUarray level0 = nullptr;
+    CUDA_ARRAY3D_DESCRIPTOR desc{};
+    unsigned int levels = 0;
+    std::size_t offset = 0;
+  };
+  std::map<CUexternalMemory, external_memory_rec> external_memories_;  // live imports
+  std::map<CUmipmappedArray, mipmapped_array_rec> mipmapped_arrays_;   // live mapped arrays
+  std::map<CUsurfObject, CUarray> surfaces_;                           // live surface -> its array
 
  private:
   std::vector<std::string> misuse_;

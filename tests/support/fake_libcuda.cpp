@@ -56,6 +56,9 @@ const std::map<std::string, std::vector<int>>& versions() {
       {"cuMemImportFromShareableHandle", {10020}}, {"cuImportExternalSemaphore", {10000}},
       {"cuDestroyExternalSemaphore", {10000}}, {"cuSignalExternalSemaphoresAsync", {10000}},
       {"cuWaitExternalSemaphoresAsync", {10000}},
+      {"cuImportExternalMemory", {10000}}, {"cuDestroyExternalMemory", {10000}},
+      {"cuExternalMemoryGetMappedMipmappedArray", {10000}}, {"cuMipmappedArrayGetLevel", {5000}},
+      {"cuMipmappedArrayDestroy", {5000}}, {"cuSurfObjectCreate", {5000}}, {"cuSurfObjectDestroy", {5000}},
   };
   return v;
 }

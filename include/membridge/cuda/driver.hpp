@@ -61,6 +61,15 @@ struct driver_api {
   PFN_cuDestroyExternalSemaphore_v10000 cuDestroyExternalSemaphore = nullptr;            ///< destroy the import
   PFN_cuSignalExternalSemaphoresAsync_v10000 cuSignalExternalSemaphoresAsync = nullptr;  ///< signal on a stream
   PFN_cuWaitExternalSemaphoresAsync_v10000 cuWaitExternalSemaphoresAsync = nullptr;      ///< wait on a stream
+
+  // External memory (another API's allocation seen as a CUDA array) and surface objects.
+  PFN_cuImportExternalMemory_v10000 cuImportExternalMemory = nullptr;                    ///< import a memory fd
+  PFN_cuDestroyExternalMemory_v10000 cuDestroyExternalMemory = nullptr;                  ///< destroy the import
+  PFN_cuExternalMemoryGetMappedMipmappedArray_v10000 cuExternalMemoryGetMappedMipmappedArray = nullptr;  ///< as array
+  PFN_cuMipmappedArrayGetLevel_v5000 cuMipmappedArrayGetLevel = nullptr;                 ///< one level's CUarray
+  PFN_cuMipmappedArrayDestroy_v5000 cuMipmappedArrayDestroy = nullptr;                   ///< destroy a mipmapped array
+  PFN_cuSurfObjectCreate_v5000 cuSurfObjectCreate = nullptr;                             ///< surface object on an array
+  PFN_cuSurfObjectDestroy_v5000 cuSurfObjectDestroy = nullptr;                           ///< destroy a surface object
 };
 
 /// A loaded CUDA driver: the function table plus the library that backs it.

@@ -156,6 +156,24 @@ __global__ void check_2d_kernel(const unsigned char* p, std::size_t pitch, std::
   if (reinterpret_cast<const std::uint32_t*>(p + y * pitch)[x] != value) atomicAdd(counter, 1ULL);
 }
 
+__global__ void fill_surface_kernel(cudaSurfaceObject_t surface, std::uint32_t width, std::uint32_t height,
+                                    std::uint32_t seed) {
+  const std::uint32_t x = blockIdx.x * blockDim.x + threadIdx.x;
+  const std::uint32_t y = blockIdx.y;
+  if (x >= width || y >= height) return;
+  surf2Dwrite(pattern(static_cast<std::uint64_t>(y) * width + x, seed), surface, static_cast<int>(x * 4),
+              static_cast<int>(y));
+}
+
+__global__ void check_surface_kernel(cudaSurfaceObject_t surface, std::uint32_t width, std::uint32_t height,
+                                     std::uint32_t seed, unsigned long long* counter) {
+  const std::uint32_t x = blockIdx.x * blockDim.x + threadIdx.x;
+  const std::uint32_t y = blockIdx.y;
+  if (x >= width || y >= height) return;
+  const auto texel = surf2Dread<unsigned int>(surface, static_cast<int>(x * 4), static_cast<int>(y));
+  if (texel != pattern(static_cast<std::uint64_t>(y) * width + x, seed)) atomicAdd(counter, 1ULL);
+}
+
 __global__ void frame_kernel(std::uint32_t* slot, std::size_t words, std::uint32_t frame, const std::uint32_t* echo,
                              long long expected_echo, unsigned long long* errors) {
   const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
@@ -181,6 +199,25 @@ cudaError_t count_not_equal_2d(const void* p, std::size_t pitch, std::uint32_t w
         const dim3 grid((width + threads - 1) / threads, height);
         check_2d_kernel<<<grid, threads, 0, stream>>>(static_cast<const unsigned char*>(p), pitch, width, height,
                                                       value, counter);
+      },
+      bad, stream);
+}
+
+cudaError_t fill_surface_pattern(cudaSurfaceObject_t surface, std::uint32_t width, std::uint32_t height,
+                                 std::uint32_t seed, cudaStream_t stream) {
+  if (width == 0 || height == 0) return cudaSuccess;
+  const dim3 grid((width + threads - 1) / threads, height);
+  fill_surface_kernel<<<grid, threads, 0, stream>>>(surface, width, height, seed);
+  return cudaGetLastError();
+}
+
+cudaError_t count_surface_mismatches(cudaSurfaceObject_t surface, std::uint32_t width, std::uint32_t height,
+                                     std::uint32_t seed, unsigned long long& bad, cudaStream_t stream) {
+  return count_with(
+      [&](unsigned long long* counter) {
+        if (width == 0 || height == 0) return;
+        const dim3 grid((width + threads - 1) / threads, height);
+        check_surface_kernel<<<grid, threads, 0, stream>>>(surface, width, height, seed, counter);
       },
       bad, stream);
 }

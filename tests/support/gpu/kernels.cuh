@@ -45,6 +45,15 @@ cudaError_t fill_pattern_2d(void* p, std::size_t pitch, std::uint32_t width, std
 cudaError_t count_not_equal_2d(const void* p, std::size_t pitch, std::uint32_t width, std::uint32_t height,
                                std::uint32_t value, unsigned long long& bad, cudaStream_t stream = nullptr);
 
+/// Writes a width x height image of 32-bit texels (e.g. RGBA8) through a surface object: texel (x, y),
+/// at byte x * 4 of row y, gets pattern(y * width + x, seed) (so R is the word's low byte).
+cudaError_t fill_surface_pattern(cudaSurfaceObject_t surface, std::uint32_t width, std::uint32_t height,
+                                 std::uint32_t seed, cudaStream_t stream = nullptr);
+/// Counts the texels read through `surface` that differ from fill_surface_pattern's; waits for the
+/// stream. On success `bad` holds the count.
+cudaError_t count_surface_mismatches(cudaSurfaceObject_t surface, std::uint32_t width, std::uint32_t height,
+                                     std::uint32_t seed, unsigned long long& bad, cudaStream_t stream = nullptr);
+
 /// One frame of a producer that checks its consumer: if `expected_echo` >= 0 and *echo differs from
 /// it, adds 1 to *errors; then writes `frame` to `words` 32-bit words at `slot`.
 cudaError_t frame_step(std::uint32_t* slot, std::size_t words, std::uint32_t frame, const std::uint32_t* echo,
