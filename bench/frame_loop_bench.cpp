@@ -50,6 +50,7 @@ struct options {
   std::vector<int> steps;                    ///< --steps, parsed.
   std::string json_path;                     ///< Where to write the JSON line too (empty: stdout only).
   int device = 0;                            ///< CUDA device ordinal.
+  particles::render_method render = particles::render_method::splat;  ///< --render.
 };
 
 /// The comma-separated items of `text`, blanks removed.
@@ -111,11 +112,18 @@ std::optional<int> parse_options(int argc, char** argv, options& opts) {
       ->capture_default_str();
   app.add_option("--json", opts.json_path, "also write the JSON line to FILE")->type_name("FILE");
   app.add_option("--device", opts.device, "CUDA device ordinal")->check(CLI::NonNegativeNumber)->capture_default_str();
+  std::string render_text(particles::render_method_name(opts.render));
+  app.add_option("--render", render_text,
+                 "how the renderer draws: splat (compute shaders, atomics) or points (graphics pipeline)")
+      ->check(CLI::IsMember({std::string(particles::render_method_name(particles::render_method::splat)),
+                             std::string(particles::render_method_name(particles::render_method::points))}))
+      ->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? exit_ok : exit_usage;
   }
+  opts.render = *particles::parse_render_method(render_text);  // checked by IsMember
   for (const std::string& item : split_list(particles_text)) {
     const auto count = parse_count(item);
     if (!count) {
@@ -230,7 +238,8 @@ void print_header(const session& s, const options& opts) {
             << cc[1] << "), CUDA driver " << cuda_version_text(s.driver_version) << ", runtime "
             << cuda_version_text(s.runtime_version) << "\n"
             << "Vulkan " << s.context.name() << " (" << s.context.driver_info() << "); " << image_width << "x"
-            << image_height << " RGBA8, " << ring_slots << " particle/image/timeline slots\n\n"
+            << image_height << " RGBA8, render " << particles::render_method_name(s.method) << ", " << ring_slots
+            << " particle/image/timeline slots\n\n"
             << "per size and step count: " << opts.rounds << " rounds; a round runs the three modes one after another "
             << "(the first rotates), " << opts.warmup << " warm-up + " << opts.frames << " measured frames each,\n"
             << "then the floor. Frame time: pipelined = interval between consecutive frames' `consumed` signals "
@@ -263,6 +272,7 @@ bench::json report_json(const session* s, const options& opts, const std::vector
                    {"steps", opts.steps},
                    {"width", image_width},
                    {"height", image_height},
+                   {"render", std::string(particles::render_method_name(opts.render))},
                    {"slots", ring_slots},
                    {"floor_frames", floor_frames},
                    {"floor_repeats", floor_repeats},
@@ -314,7 +324,7 @@ int run(const options& opts) {
   set_phase("opening the CUDA device and a Vulkan context on it");
   std::optional<session> opened;
   try {
-    opened.emplace(open_session(opts.device));
+    opened.emplace(open_session(opts.device, opts.render));
   } catch (const device_unavailable& e) {
     std::cerr << "no usable CUDA device: " << e.what() << '\n';
     return exit_no_device;

@@ -285,7 +285,7 @@ mode_run run_pipelined(session& s, const scene& sc, const loop_config& cfg) {
     const sync::semaphore_op produced = timeline.wait_info(n);
     const sync::semaphore_op consumed = timeline.signal_info(n);
     const particles::semaphore_wait waits[] = {
-        {produced.semaphore, produced.value, VK_PIPELINE_STAGE_VERTEX_INPUT_BIT}};
+        {produced.semaphore, produced.value, s.renderer.particle_stages()}};
     const particles::semaphore_signal signals[] = {{consumed.semaphore, consumed.value}};
     ok_or_fail(s.renderer.submit(slot, {waits, signals, {}}), "particle_renderer::submit");
     step.vulkan_waits = 1;

@@ -47,7 +47,7 @@ struct mode_run {
 
 /// membridge's pipelined loop: a producer thread enqueues, per frame, cuda_acquire, the sim and
 /// cuda_release (with a CUDA event after it); the calling thread records and submits the draw with
-/// frame_timeline's wait (VERTEX_INPUT) and signal; a monitor thread timestamps each frame's
+/// frame_timeline's wait (at the renderer's particle stage) and signal; a monitor thread timestamps each frame's
 /// `consumed` value (wait_consumed). No host wait except the renderer's per-slot fence (throttling).
 [[nodiscard]] mode_run run_pipelined(session& s, const scene& sc, const loop_config& cfg);
 

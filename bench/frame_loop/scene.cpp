@@ -25,7 +25,7 @@ std::string cuda_version_text(int version) {
   return std::to_string(version / 1000) + '.' + std::to_string((version % 1000) / 10);
 }
 
-session open_session(int ordinal) {
+session open_session(int ordinal, particles::render_method method) {
   int count = 0;
   if (const cudaError_t rc = cudaGetDeviceCount(&count); rc != cudaSuccess)
     throw device_unavailable("cudaGetDeviceCount: " + cuda_error_text(rc));
@@ -74,6 +74,8 @@ session open_session(int ordinal) {
   ro.width = image_width;
   ro.height = image_height;
   ro.frame_slots = ring_slots;
+  ro.method = method;
+  s.method = method;
   s.renderer = value_or_fail(particles::particle_renderer::create(rd, ro), "particle_renderer::create");
   s.view_proj = particles::orbit_view_proj(static_cast<float>(image_width) / static_cast<float>(image_height), 0.6F,
                                            0.45F, 6.0F);

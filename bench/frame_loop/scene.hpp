@@ -36,6 +36,7 @@ struct session {
   int runtime_version = 0;         ///< cudaRuntimeGetVersion.
   vulkan::device_context context;  ///< Vulkan on the same GPU (no validation).
   particles::particle_renderer renderer;  ///< ring_slots images of image_width x image_height.
+  particles::render_method method = particles::render_method::splat;  ///< How the renderer draws.
   cuda_stream stream;              ///< Every CUDA operation of the frame loops.
   glm::mat4 view_proj{1.0F};       ///< The camera of every frame (fixed, so images compare).
   particles::sim_params params{};  ///< particles::default_params().
@@ -45,9 +46,9 @@ struct session {
 };
 
 /// Opens CUDA device `ordinal` (runtime first, then membridge in the same primary context), a Vulkan
-/// context on that GPU and the renderer. Throws device_unavailable without a usable CUDA device or
-/// Vulkan device on it, bench_failure for other errors.
-[[nodiscard]] session open_session(int ordinal);
+/// context on that GPU and the renderer (drawing with `method`). Throws device_unavailable without a
+/// usable CUDA device or Vulkan device on it, bench_failure for other errors.
+[[nodiscard]] session open_session(int ordinal, particles::render_method method);
 
 /// "13.0" for a CUDA version number such as 13000.
 [[nodiscard]] std::string cuda_version_text(int version);

@@ -86,6 +86,14 @@ parsed_command_line parse_command_line(int argc, const char* const* argv) {
       ->check(CLI::Range(std::uint32_t{16}, std::uint32_t{16384}))
       ->type_name("PIXELS");
   app.add_flag("--cpu", o.cpu, "Simulate on the CPU even when a CUDA device exists");
+  std::string render_text(render_method_name(o.render));
+  app.add_option("--render", render_text,
+                 "How particles become pixels: splat (compute shaders add each particle to its pixel with atomics; "
+                 "fast on compute GPUs) or points (graphics pipeline, additive point sprites)")
+      ->check(CLI::IsMember({std::string(render_method_name(render_method::splat)),
+                             std::string(render_method_name(render_method::points))}))
+      ->capture_default_str()
+      ->type_name("METHOD");
   app.add_flag("--validation", o.validation, "Enable the Khronos validation layer; exit 2 if it reported any message");
   app.add_option("--seed", o.seed, "Random seed of the initial particle disc")->capture_default_str()->type_name("N");
 
@@ -96,6 +104,7 @@ parsed_command_line parse_command_line(int argc, const char* const* argv) {
     return {std::nullopt, rc == 0 ? exit_status::ok : exit_status::usage_error};
   }
   if (!particles_text.empty()) o.particles = *parse_count(particles_text);  // checked by count_check
+  o.render = *parse_render_method(render_text);                               // checked by IsMember
   o.frames_given = app.count("--frames") > 0;
   if (o.headless && o.frames_given && o.frames == 0) {
     std::fputs(

@@ -2,6 +2,8 @@
 // defaults that depend on the mode (headless or windowed).
 #pragma once
 
+#include "render_method.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -39,6 +41,7 @@ struct app_options {
   std::uint32_t width = 1280;                        ///< --width: image width in pixels.
   std::uint32_t height = 720;                        ///< --height: image height in pixels.
   bool cpu = false;                                  ///< --cpu: simulate on the CPU even when a CUDA device exists.
+  render_method render = render_method::splat;       ///< --render: splat (compute) or points (graphics pipeline).
   bool validation = false;  ///< --validation: Khronos validation layer on; any message fails the run.
   std::uint64_t seed = 1;   ///< --seed: the initial disc's random seed.
 };

@@ -24,7 +24,7 @@ struct frame_input {
   VkBuffer buffer = VK_NULL_HANDLE;       ///< The particle buffer (stride 32).
   VkDeviceSize offset = 0;                ///< Byte offset of the frame's particles in `buffer`.
   std::uint32_t count = 0;                ///< Particles to draw.
-  std::vector<semaphore_wait> waits;      ///< E.g. the timeline's `produced` at VERTEX_INPUT.
+  std::vector<semaphore_wait> waits;      ///< E.g. the timeline's `produced` at renderer.particle_stages().
   std::vector<semaphore_signal> signals;  ///< E.g. the timeline's `consumed`.
 };
 

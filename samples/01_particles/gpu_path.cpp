@@ -4,7 +4,7 @@
 //
 //   producer thread (own CUDA stream)            render thread (main)
 //     host: wait consumed >= n - S + 1 (throttle)   record(slot n % S, buffer + (n % S) * N * 32)
-//     cuda_acquire(stream, n)                       submit: wait produced >= n + 1 at VERTEX_INPUT,
+//     cuda_acquire(stream, n)                       submit: wait produced >= n + 1 at the particle stage,
 //     copy slot (n-1) % S -> n % S; K steps                 signal consumed = n + 1
 //     cuda_release(stream, n): produced = n + 1
 #include "app.hpp"
@@ -64,7 +64,7 @@ class cuda_producer final : public frame_source {
 
   ~cuda_producer() override { stop(); }
 
-  result<frame_input> prepare(std::uint64_t frame, particle_renderer& /*renderer*/) override {
+  result<frame_input> prepare(std::uint64_t frame, particle_renderer& renderer) override {
     if (!thread_.joinable() && !started_) {
       started_ = true;
       try {
@@ -80,7 +80,8 @@ class cuda_producer final : public frame_source {
     input.count = static_cast<std::uint32_t>(count_);
     const auto wait = timeline_.wait_info(frame);
     const auto signal = timeline_.signal_info(frame);
-    input.waits.push_back({wait.semaphore, wait.value, VK_PIPELINE_STAGE_VERTEX_INPUT_BIT});
+    // The stage that reads the particles: COMPUTE_SHADER (splat) or VERTEX_INPUT (points).
+    input.waits.push_back({wait.semaphore, wait.value, renderer.particle_stages()});
     input.signals.push_back({signal.semaphore, signal.value});
     return input;
   }

@@ -1,6 +1,7 @@
-// The offscreen particle renderer: render pass, point-list pipeline, per-slot images and command
-// buffers, and blocking helpers for uploads and read-back. Every Vulkan call goes through the caller's
-// VolkDeviceTable or a function loaded with the caller's vkGetInstanceProcAddr.
+// The offscreen particle renderer: per-slot images and command buffers; for points a render pass and a
+// point-list pipeline, for splat two compute pipelines (accumulate with atomics, resolve), descriptor
+// sets and accumulation buffers; and blocking helpers for uploads and read-back. Every Vulkan call goes
+// through the caller's VolkDeviceTable or a function loaded with the caller's vkGetInstanceProcAddr.
 #include "particle_renderer.hpp"
 
 #include "vk_error.hpp"
@@ -8,10 +9,13 @@
 #include <membridge/core/log.hpp>
 
 #include <shaders/particles_frag_spv.hpp>
+#include <shaders/particles_resolve_comp_spv.hpp>
+#include <shaders/particles_splat_comp_spv.hpp>
 #include <shaders/particles_vert_spv.hpp>
 
 #include <glm/ext/matrix_clip_space.hpp>
 #include <glm/ext/matrix_transform.hpp>
+#include <glm/ext/vector_uint4.hpp>
 #include <glm/trigonometric.hpp>
 #include <glm/vec4.hpp>
 #include <volk.h>
@@ -42,6 +46,21 @@ struct push_constants {
 };
 static_assert(sizeof(push_constants) == 80, "push constants must match shaders/particles.vert");
 
+/// The compute shaders' push constants (shaders/particles_splat.comp and particles_resolve.comp).
+struct splat_push_constants {
+  glm::mat4 view_proj;
+  glm::vec4 style;   // point size, brightness, hot speed, unused
+  glm::vec4 clear;   // background colour
+  glm::uvec4 extent; // width, height, particle count, unused
+};
+static_assert(sizeof(splat_push_constants) == 112, "push constants must match shaders/particles_*.comp");
+
+/// particles_splat.comp's workgroup width and particles_resolve.comp's tile size.
+constexpr std::uint32_t splat_group_size = 256;
+constexpr std::uint32_t resolve_tile = 8;
+/// The most pixels one splatted particle may cover per side (renderer_options::point_size).
+constexpr float max_splat_point_size = 64.0f;
+
 /// A buffer with its own memory, optionally mapped.
 struct buffer_allocation {
   VkBuffer buffer = VK_NULL_HANDLE;
@@ -62,6 +81,12 @@ struct frame_slot {
   VkFence fence = VK_NULL_HANDLE;
   bool recorded = false;   // recorded since its last submit
   bool in_flight = false;  // submitted and its fence not reset since
+  // splat only
+  buffer_allocation accumulation;          // width * height * 3 uint32 channel sums
+  VkDescriptorSet set = VK_NULL_HANDLE;    // 0: particles, 1: accumulation, 2: the image (GENERAL)
+  VkBuffer bound_buffer = VK_NULL_HANDLE;  // what binding 0 refers to (VK_NULL_HANDLE: nothing yet)
+  VkDeviceSize bound_offset = 0;
+  std::uint32_t bound_count = 0;
 };
 
 std::uint8_t to_unorm8(float v) noexcept {
@@ -80,9 +105,19 @@ struct particle_renderer::state {
   const VolkDeviceTable* vk = nullptr;
   renderer_options options;
   VkPhysicalDeviceMemoryProperties memory_properties{};
+  // points
   VkRenderPass render_pass = VK_NULL_HANDLE;
   VkPipelineLayout layout = VK_NULL_HANDLE;
   VkPipeline pipeline = VK_NULL_HANDLE;
+  // splat
+  VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+  VkPipelineLayout splat_layout = VK_NULL_HANDLE;
+  VkPipeline splat_pipeline = VK_NULL_HANDLE;
+  VkPipeline resolve_pipeline = VK_NULL_HANDLE;
+  VkDescriptorPool descriptor_pool = VK_NULL_HANDLE;
+  VkDeviceSize storage_offset_alignment = 1;           // minStorageBufferOffsetAlignment
+  VkDeviceSize max_storage_range = 0;                  // maxStorageBufferRange
+  std::array<std::uint32_t, 2> max_group_count{};      // maxComputeWorkGroupCount[0], [1]
   std::vector<frame_slot> slots;
   VkCommandPool transfer_pool = VK_NULL_HANDLE;
   VkCommandBuffer transfer_commands = VK_NULL_HANDLE;
@@ -106,6 +141,18 @@ struct particle_renderer::state {
   void destroy_buffer(buffer_allocation& b) noexcept;
   result<void> make_render_pass();
   result<void> make_pipeline();
+  result<void> make_splat_pipelines();
+  result<void> make_descriptors();
+  [[nodiscard]] VkPipelineStageFlags particle_stages() const noexcept {
+    return options.method == render_method::splat ? VkPipelineStageFlags{VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT}
+                                                  : VkPipelineStageFlags{VK_PIPELINE_STAGE_VERTEX_INPUT_BIT};
+  }
+  [[nodiscard]] VkAccessFlags particle_access() const noexcept {
+    return options.method == render_method::splat ? VkAccessFlags{VK_ACCESS_SHADER_READ_BIT}
+                                                  : VkAccessFlags{VK_ACCESS_VERTEX_ATTRIBUTE_READ_BIT};
+  }
+  void record_splat(VkCommandBuffer cmd, const frame_slot& f, std::uint32_t count,
+                    const glm::mat4& view_proj) const noexcept;
   result<void> make_commands(VkCommandPool& pool, VkCommandBuffer& commands);
   result<void> make_slot(frame_slot& slot);
   result<void> wait_fence(VkFence fence, std::uint64_t timeout_ns, const char* what) const;
@@ -131,7 +178,13 @@ particle_renderer::state::~state() {
     vk->vkFreeMemory(d, slot.memory, nullptr);
     vk->vkDestroyFence(d, slot.fence, nullptr);
     vk->vkDestroyCommandPool(d, slot.pool, nullptr);  // frees its command buffer
+    destroy_buffer(slot.accumulation);
   }
+  vk->vkDestroyDescriptorPool(d, descriptor_pool, nullptr);  // frees the sets
+  vk->vkDestroyPipeline(d, splat_pipeline, nullptr);
+  vk->vkDestroyPipeline(d, resolve_pipeline, nullptr);
+  vk->vkDestroyPipelineLayout(d, splat_layout, nullptr);
+  vk->vkDestroyDescriptorSetLayout(d, set_layout, nullptr);
   vk->vkDestroyFence(d, transfer_fence, nullptr);
   vk->vkDestroyCommandPool(d, transfer_pool, nullptr);
   destroy_buffer(readback);
@@ -346,6 +399,104 @@ result<void> particle_renderer::state::make_pipeline() {
   return membridge::ok();
 }
 
+result<void> particle_renderer::state::make_splat_pipelines() {
+  const VkDevice d = device.device;
+  // One set layout for both passes: 0 particles, 1 accumulation, 2 the colour image.
+  VkDescriptorSetLayoutBinding bindings[3]{};
+  for (std::uint32_t i = 0; i < 3; ++i) {
+    bindings[i].binding = i;
+    bindings[i].descriptorType = i == 2 ? VK_DESCRIPTOR_TYPE_STORAGE_IMAGE : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    bindings[i].descriptorCount = 1;
+    bindings[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+  }
+  VkDescriptorSetLayoutCreateInfo set_info{};
+  set_info.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO;
+  set_info.bindingCount = 3;
+  set_info.pBindings = bindings;
+  if (const VkResult rc = vk->vkCreateDescriptorSetLayout(d, &set_info, nullptr, &set_layout); rc != VK_SUCCESS)
+    return vk_error(rc, "vkCreateDescriptorSetLayout", "creating the splat pipelines");
+  const VkPushConstantRange push{VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(splat_push_constants)};
+  VkPipelineLayoutCreateInfo layout_info{};
+  layout_info.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO;
+  layout_info.setLayoutCount = 1;
+  layout_info.pSetLayouts = &set_layout;
+  layout_info.pushConstantRangeCount = 1;
+  layout_info.pPushConstantRanges = &push;
+  if (const VkResult rc = vk->vkCreatePipelineLayout(d, &layout_info, nullptr, &splat_layout); rc != VK_SUCCESS)
+    return vk_error(rc, "vkCreatePipelineLayout", "creating the splat pipelines");
+
+  const struct {
+    const std::uint32_t* code;
+    std::size_t size;
+    const char* name;
+    VkPipeline* pipeline;
+  } shaders[2] = {
+      {membridge::shaders::particles_splat_comp_spv, sizeof(membridge::shaders::particles_splat_comp_spv),
+       "particles_splat.comp", &splat_pipeline},
+      {membridge::shaders::particles_resolve_comp_spv, sizeof(membridge::shaders::particles_resolve_comp_spv),
+       "particles_resolve.comp", &resolve_pipeline}};
+  for (const auto& shader : shaders) {
+    VkShaderModuleCreateInfo module_info{};
+    module_info.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO;
+    module_info.pCode = shader.code;
+    module_info.codeSize = shader.size;
+    VkShaderModule module = VK_NULL_HANDLE;
+    if (const VkResult rc = vk->vkCreateShaderModule(d, &module_info, nullptr, &module); rc != VK_SUCCESS)
+      return vk_error(rc, "vkCreateShaderModule", shader.name);
+    VkComputePipelineCreateInfo info{};
+    info.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO;
+    info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+    info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    info.stage.module = module;
+    info.stage.pName = "main";
+    info.layout = splat_layout;
+    const VkResult rc = vk->vkCreateComputePipelines(d, VK_NULL_HANDLE, 1, &info, nullptr, shader.pipeline);
+    vk->vkDestroyShaderModule(d, module, nullptr);
+    if (rc != VK_SUCCESS) return vk_error(rc, "vkCreateComputePipelines", shader.name);
+  }
+  return membridge::ok();
+}
+
+result<void> particle_renderer::state::make_descriptors() {
+  const VkDevice d = device.device;
+  const auto count = static_cast<std::uint32_t>(slots.size());
+  const VkDescriptorPoolSize sizes[2] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 2 * count},
+                                         {VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, count}};
+  VkDescriptorPoolCreateInfo pool_info{};
+  pool_info.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
+  pool_info.maxSets = count;
+  pool_info.poolSizeCount = 2;
+  pool_info.pPoolSizes = sizes;
+  if (const VkResult rc = vk->vkCreateDescriptorPool(d, &pool_info, nullptr, &descriptor_pool); rc != VK_SUCCESS)
+    return vk_error(rc, "vkCreateDescriptorPool", "the splat descriptor sets");
+  for (frame_slot& slot : slots) {
+    VkDescriptorSetAllocateInfo alloc{};
+    alloc.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
+    alloc.descriptorPool = descriptor_pool;
+    alloc.descriptorSetCount = 1;
+    alloc.pSetLayouts = &set_layout;
+    if (const VkResult rc = vk->vkAllocateDescriptorSets(d, &alloc, &slot.set); rc != VK_SUCCESS)
+      return vk_error(rc, "vkAllocateDescriptorSets", "the splat descriptor sets");
+    // Bindings 1 and 2 never change; binding 0 (the particles) is written by record().
+    const VkDescriptorBufferInfo accumulation{slot.accumulation.buffer, 0, VK_WHOLE_SIZE};
+    const VkDescriptorImageInfo image{VK_NULL_HANDLE, slot.view, VK_IMAGE_LAYOUT_GENERAL};
+    VkWriteDescriptorSet writes[2]{};
+    for (VkWriteDescriptorSet& w : writes) {
+      w.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
+      w.dstSet = slot.set;
+      w.descriptorCount = 1;
+    }
+    writes[0].dstBinding = 1;
+    writes[0].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    writes[0].pBufferInfo = &accumulation;
+    writes[1].dstBinding = 2;
+    writes[1].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_IMAGE;
+    writes[1].pImageInfo = &image;
+    vk->vkUpdateDescriptorSets(d, 2, writes, 0, nullptr);
+  }
+  return membridge::ok();
+}
+
 result<void> particle_renderer::state::make_commands(VkCommandPool& pool, VkCommandBuffer& commands) {
   VkCommandPoolCreateInfo info{};
   info.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
@@ -377,7 +528,10 @@ result<void> particle_renderer::state::make_slot(frame_slot& slot) {
   image.arrayLayers = 1;
   image.samples = VK_SAMPLE_COUNT_1_BIT;
   image.tiling = VK_IMAGE_TILING_OPTIMAL;
-  image.usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
+  // splat writes the image from a compute shader; points draws into it as a colour attachment.
+  image.usage = (options.method == render_method::splat ? VK_IMAGE_USAGE_STORAGE_BIT
+                                                        : VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT) |
+                VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
   image.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   image.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
   if (const VkResult rc = vk->vkCreateImage(d, &image, nullptr, &slot.image); rc != VK_SUCCESS)
@@ -402,6 +556,17 @@ result<void> particle_renderer::state::make_slot(frame_slot& slot) {
   view.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
   if (const VkResult rc = vk->vkCreateImageView(d, &view, nullptr, &slot.view); rc != VK_SUCCESS)
     return vk_error(rc, "vkCreateImageView", context);
+  VkFenceCreateInfo fence{};
+  fence.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
+  if (const VkResult rc = vk->vkCreateFence(d, &fence, nullptr, &slot.fence); rc != VK_SUCCESS)
+    return vk_error(rc, "vkCreateFence", context);
+  if (options.method == render_method::splat) {
+    MEMBRIDGE_TRY_ASSIGN(slot.accumulation,
+                         make_buffer(VkDeviceSize{options.width} * options.height * 3 * sizeof(std::uint32_t),
+                                     VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                                     VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, "splat accumulation buffer"));
+    return membridge::ok();
+  }
   VkFramebufferCreateInfo fb{};
   fb.sType = VK_STRUCTURE_TYPE_FRAMEBUFFER_CREATE_INFO;
   fb.renderPass = render_pass;
@@ -412,10 +577,6 @@ result<void> particle_renderer::state::make_slot(frame_slot& slot) {
   fb.layers = 1;
   if (const VkResult rc = vk->vkCreateFramebuffer(d, &fb, nullptr, &slot.framebuffer); rc != VK_SUCCESS)
     return vk_error(rc, "vkCreateFramebuffer", context);
-  VkFenceCreateInfo fence{};
-  fence.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
-  if (const VkResult rc = vk->vkCreateFence(d, &fence, nullptr, &slot.fence); rc != VK_SUCCESS)
-    return vk_error(rc, "vkCreateFence", context);
   return membridge::ok();
 }
 
@@ -468,6 +629,72 @@ result<void> particle_renderer::state::one_shot(const char* what, Fill&& fill) {
   return membridge::ok();
 }
 
+void particle_renderer::state::record_splat(VkCommandBuffer cmd, const frame_slot& f, std::uint32_t count,
+                                            const glm::mat4& view_proj) const noexcept {
+  const VolkDeviceTable& v = *vk;
+  const VkImageSubresourceRange colour_range{VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+  // (1) Clear the sums. The slot's previous frame, the last reader of the buffer, has finished (fence).
+  v.vkCmdFillBuffer(cmd, f.accumulation.buffer, 0, VK_WHOLE_SIZE, 0);
+  // (2) The cleared sums are visible to the splat pass. The image's old contents are discarded
+  // (UNDEFINED -> GENERAL) once earlier transfer reads of it (read_back, a caller's blit) are done.
+  VkBufferMemoryBarrier cleared{};
+  cleared.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER;
+  cleared.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+  cleared.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+  cleared.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+  cleared.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+  cleared.buffer = f.accumulation.buffer;
+  cleared.offset = 0;
+  cleared.size = VK_WHOLE_SIZE;
+  VkImageMemoryBarrier to_general{};
+  to_general.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER;
+  to_general.srcAccessMask = 0;
+  to_general.dstAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+  to_general.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+  to_general.newLayout = VK_IMAGE_LAYOUT_GENERAL;
+  to_general.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+  to_general.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+  to_general.image = f.image;
+  to_general.subresourceRange = colour_range;
+  v.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 0, nullptr, 1,
+                         &cleared, 1, &to_general);
+
+  splat_push_constants push{};
+  push.view_proj = view_proj;
+  push.style = glm::vec4(options.point_size, options.brightness, options.hot_speed, 0.0f);
+  const auto& bg = options.clear_colour;
+  push.clear = glm::vec4(bg[0], bg[1], bg[2], bg[3]);
+  push.extent = glm::uvec4(options.width, options.height, count, 0u);
+  v.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, splat_layout, 0, 1, &f.set, 0, nullptr);
+  v.vkCmdPushConstants(cmd, splat_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, &push);
+  if (count > 0) {
+    // (3) One thread per particle, in a 2D grid of 256-wide groups (record() checked the limits).
+    const std::uint64_t groups = (std::uint64_t{count} + splat_group_size - 1) / splat_group_size;
+    const auto groups_x = static_cast<std::uint32_t>(std::min<std::uint64_t>(groups, max_group_count[0]));
+    const auto groups_y = static_cast<std::uint32_t>((groups + groups_x - 1) / groups_x);
+    v.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, splat_pipeline);
+    v.vkCmdDispatch(cmd, groups_x, groups_y, 1);
+    // (4) The sums are visible to the resolve pass.
+    VkBufferMemoryBarrier summed = cleared;
+    summed.srcAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+    summed.dstAccessMask = VK_ACCESS_SHADER_READ_BIT;
+    v.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 0,
+                           nullptr, 1, &summed, 0, nullptr);
+  }
+  // (5) Background + sums, clamped, into the image.
+  v.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, resolve_pipeline);
+  v.vkCmdDispatch(cmd, (options.width + resolve_tile - 1) / resolve_tile,
+                  (options.height + resolve_tile - 1) / resolve_tile, 1);
+  // (6) As the points' render pass leaves it: TRANSFER_SRC_OPTIMAL, writes visible to transfer reads.
+  VkImageMemoryBarrier to_transfer = to_general;
+  to_transfer.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+  to_transfer.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
+  to_transfer.oldLayout = VK_IMAGE_LAYOUT_GENERAL;
+  to_transfer.newLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+  v.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0,
+                         nullptr, 1, &to_transfer);
+}
+
 // ----------------------------------------------------------------------------------------- public ---
 
 glm::mat4 orbit_view_proj(float aspect, float yaw, float pitch, float distance) {
@@ -491,6 +718,10 @@ result<particle_renderer> particle_renderer::create(const renderer_device& devic
     return error(errc::invalid_argument, "particle_renderer::create",
                  "frame_slots must be 1.." + std::to_string(max_frame_slots) + ", not " +
                      std::to_string(options.frame_slots));
+  if (options.method != render_method::splat && options.method != render_method::points)
+    return error(errc::invalid_argument, "particle_renderer::create",
+                 "unknown render method " + std::to_string(static_cast<int>(options.method)));
+  const bool splat = options.method == render_method::splat;
 
   const auto get_properties = load_instance_function<PFN_vkGetPhysicalDeviceProperties>(device, "vkGetPhysicalDeviceProperties");
   const auto get_features = load_instance_function<PFN_vkGetPhysicalDeviceFeatures>(device, "vkGetPhysicalDeviceFeatures");
@@ -511,18 +742,64 @@ result<particle_renderer> particle_renderer::create(const renderer_device& devic
                  "image size " + std::to_string(options.width) + "x" + std::to_string(options.height) +
                      " is zero or above the device's limit " + std::to_string(limits.maxFramebufferWidth) + "x" +
                      std::to_string(limits.maxFramebufferHeight));
-  if (!(options.point_size >= 1.0f) || (options.point_size > 1.0f && features.largePoints == VK_FALSE) ||
-      options.point_size > limits.pointSizeRange[1])
+  if (splat) {
+    if (!(options.point_size >= 1.0f) || options.point_size > max_splat_point_size)
+      return error(errc::unsupported, "particle_renderer::create",
+                   "point size " + std::to_string(options.point_size) + " is not drawable by the splat method (1 to " +
+                       std::to_string(static_cast<int>(max_splat_point_size)) + " pixels)");
+  } else if (!(options.point_size >= 1.0f) || (options.point_size > 1.0f && features.largePoints == VK_FALSE) ||
+             options.point_size > limits.pointSizeRange[1]) {
     return error(errc::unsupported, "particle_renderer::create",
                  "point size " + std::to_string(options.point_size) + " is not drawable (largePoints " +
                      (features.largePoints ? "supported" : "unsupported") + ", range up to " +
                      std::to_string(limits.pointSizeRange[1]) + ")");
+  }
+  if (splat) {
+    // The splat method needs compute on the renderer's queue, storage images of the colour format and
+    // an accumulation buffer that one storage-buffer descriptor covers.
+    const auto get_format =
+        load_instance_function<PFN_vkGetPhysicalDeviceFormatProperties>(device, "vkGetPhysicalDeviceFormatProperties");
+    const auto get_queues = load_instance_function<PFN_vkGetPhysicalDeviceQueueFamilyProperties>(
+        device, "vkGetPhysicalDeviceQueueFamilyProperties");
+    if (get_format == nullptr || get_queues == nullptr)
+      return error(errc::driver_unavailable, "vkGetInstanceProcAddr",
+                   "vkGetPhysicalDeviceFormatProperties/QueueFamilyProperties did not load");
+    VkFormatProperties format{};
+    get_format(device.physical_device, colour_format, &format);
+    if ((format.optimalTilingFeatures & VK_FORMAT_FEATURE_STORAGE_IMAGE_BIT) == 0)
+      return error(errc::unsupported, "particle_renderer::create",
+                   "the splat method writes the image as a storage image, but the device does not support "
+                   "STORAGE_IMAGE for VK_FORMAT_R8G8B8A8_UNORM (optimal tiling): use render_method::points");
+    std::uint32_t family_count = 0;
+    get_queues(device.physical_device, &family_count, nullptr);
+    std::vector<VkQueueFamilyProperties> families(family_count);
+    get_queues(device.physical_device, &family_count, families.data());
+    if (device.queue_family >= family_count ||
+        (families[device.queue_family].queueFlags & VK_QUEUE_COMPUTE_BIT) == 0)
+      return error(errc::unsupported, "particle_renderer::create",
+                   "the splat method dispatches compute shaders, but queue family " +
+                       std::to_string(device.queue_family) + " has no compute: use render_method::points");
+    const VkDeviceSize accumulation_bytes = VkDeviceSize{options.width} * options.height * 3 * sizeof(std::uint32_t);
+    if (accumulation_bytes > limits.maxStorageBufferRange)
+      return error(errc::unsupported, "particle_renderer::create",
+                   "the splat accumulation buffer of " + std::to_string(options.width) + "x" +
+                       std::to_string(options.height) + " (" + std::to_string(accumulation_bytes) +
+                       " bytes) exceeds maxStorageBufferRange (" + std::to_string(limits.maxStorageBufferRange) +
+                       "): use a smaller image or render_method::points");
+  }
 
   auto s = std::make_unique<state>(device, options);
   get_memory(device.physical_device, &s->memory_properties);
+  s->storage_offset_alignment = std::max<VkDeviceSize>(limits.minStorageBufferOffsetAlignment, 1);
+  s->max_storage_range = limits.maxStorageBufferRange;
+  s->max_group_count = {limits.maxComputeWorkGroupCount[0], limits.maxComputeWorkGroupCount[1]};
   const VolkDeviceTable& vk = *s->vk;
-  MEMBRIDGE_TRY(s->make_render_pass());
-  MEMBRIDGE_TRY(s->make_pipeline());
+  if (splat) {
+    MEMBRIDGE_TRY(s->make_splat_pipelines());
+  } else {
+    MEMBRIDGE_TRY(s->make_render_pass());
+    MEMBRIDGE_TRY(s->make_pipeline());
+  }
 
   MEMBRIDGE_TRY(s->make_commands(s->transfer_pool, s->transfer_commands));
   VkFenceCreateInfo fence{};
@@ -532,6 +809,7 @@ result<particle_renderer> particle_renderer::create(const renderer_device& devic
 
   s->slots.resize(options.frame_slots);
   for (frame_slot& slot : s->slots) MEMBRIDGE_TRY(s->make_slot(slot));
+  if (splat) MEMBRIDGE_TRY(s->make_descriptors());
   MEMBRIDGE_TRY_ASSIGN(s->readback,
                        s->make_buffer(VkDeviceSize{options.width} * options.height * 4, VK_BUFFER_USAGE_TRANSFER_DST_BIT,
                                       VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, VK_MEMORY_PROPERTY_HOST_CACHED_BIT,
@@ -565,6 +843,24 @@ VkFence particle_renderer::fence(std::uint32_t slot) const noexcept {
   return state_ && slot < state_->slots.size() ? state_->slots[slot].fence : VK_NULL_HANDLE;
 }
 
+render_method particle_renderer::method() const noexcept {
+  return state_ ? state_->options.method : render_method::splat;
+}
+
+VkPipelineStageFlags particle_renderer::particle_stages() const noexcept {
+  if (!state_) return VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+  return state_->particle_stages();
+}
+
+void particle_renderer::forget_particle_buffers() noexcept {
+  if (!state_) return;
+  for (frame_slot& f : state_->slots) {
+    f.bound_buffer = VK_NULL_HANDLE;
+    f.bound_offset = 0;
+    f.bound_count = 0;
+  }
+}
+
 VkBuffer particle_renderer::particle_buffer() const noexcept { return state_ ? state_->vertices.buffer : VK_NULL_HANDLE; }
 std::uint32_t particle_renderer::uploaded_count() const noexcept { return state_ ? state_->uploaded : 0; }
 
@@ -577,6 +873,24 @@ result<VkCommandBuffer> particle_renderer::record(std::uint32_t slot, VkBuffer p
                  "slot " + std::to_string(slot) + " of " + std::to_string(s.slots.size()));
   if (count > 0 && particles == VK_NULL_HANDLE)
     return error(errc::invalid_argument, "particle_renderer::record", "no particle buffer for " + std::to_string(count) + " particles");
+  const bool splat = s.options.method == render_method::splat;
+  const VkDeviceSize range = VkDeviceSize{count} * sizeof(particle);
+  if (splat && count > 0) {
+    if (offset % s.storage_offset_alignment != 0)
+      return error(errc::invalid_argument, "particle_renderer::record",
+                   "offset " + std::to_string(offset) + " is not a multiple of minStorageBufferOffsetAlignment (" +
+                       std::to_string(s.storage_offset_alignment) + "), which the splat method's storage buffer needs");
+    if (range > s.max_storage_range)
+      return error(errc::unsupported, "particle_renderer::record",
+                   std::to_string(count) + " particles (" + std::to_string(range) +
+                       " bytes) exceed maxStorageBufferRange (" + std::to_string(s.max_storage_range) +
+                       ") of the splat method's storage buffer: use render_method::points");
+    const std::uint64_t groups = (std::uint64_t{count} + splat_group_size - 1) / splat_group_size;
+    const std::uint64_t groups_x = std::min<std::uint64_t>(groups, s.max_group_count[0]);
+    if ((groups + groups_x - 1) / groups_x > s.max_group_count[1])
+      return error(errc::unsupported, "particle_renderer::record",
+                   std::to_string(count) + " particles need more workgroups than maxComputeWorkGroupCount allows");
+  }
   frame_slot& f = s.slots[slot];
   const VolkDeviceTable& vk = *s.vk;
   if (f.in_flight) {
@@ -589,11 +903,34 @@ result<VkCommandBuffer> particle_renderer::record(std::uint32_t slot, VkBuffer p
   const VkCommandBuffer cmd = f.commands;
   if (const VkResult rc = vk.vkResetCommandPool(s.device.device, f.pool, 0); rc != VK_SUCCESS)
     return vk_error(rc, "vkResetCommandPool", "recording a frame");
+  if (splat && count > 0 && (f.bound_buffer != particles || f.bound_offset != offset || f.bound_count != count)) {
+    // The slot's previous frame has finished (its fence) and its command buffer was just reset: the set
+    // is in use nowhere.
+    const VkDescriptorBufferInfo info{particles, offset, range};
+    VkWriteDescriptorSet write{};
+    write.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
+    write.dstSet = f.set;
+    write.dstBinding = 0;
+    write.descriptorCount = 1;
+    write.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    write.pBufferInfo = &info;
+    vk.vkUpdateDescriptorSets(s.device.device, 1, &write, 0, nullptr);
+    f.bound_buffer = particles;
+    f.bound_offset = offset;
+    f.bound_count = count;
+  }
   VkCommandBufferBeginInfo begin{};
   begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
   begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   if (const VkResult rc = vk.vkBeginCommandBuffer(cmd, &begin); rc != VK_SUCCESS)
     return vk_error(rc, "vkBeginCommandBuffer", "recording a frame");
+  if (splat) {
+    s.record_splat(cmd, f, count, view_proj);
+    if (const VkResult rc = vk.vkEndCommandBuffer(cmd); rc != VK_SUCCESS)
+      return vk_error(rc, "vkEndCommandBuffer", "recording a frame");
+    f.recorded = true;
+    return cmd;
+  }
   VkClearValue clear{};
   for (std::size_t i = 0; i < 4; ++i) clear.color.float32[i] = s.options.clear_colour[i];
   VkRenderPassBeginInfo pass{};
@@ -635,7 +972,9 @@ result<void> particle_renderer::submit(std::uint32_t slot, const submit_sync& sy
     if (w.semaphore == VK_NULL_HANDLE || w.stages == 0)
       return error(errc::invalid_argument, "particle_renderer::submit", "a wait has no semaphore or no stages");
     wait_semaphores.push_back(w.semaphore);
-    wait_stages.push_back(w.stages);
+    // splat reads the particles in a compute shader: a wait written for points (VERTEX_INPUT) covers it too.
+    const bool widen = s.options.method == render_method::splat && (w.stages & VK_PIPELINE_STAGE_VERTEX_INPUT_BIT) != 0;
+    wait_stages.push_back(widen ? (w.stages | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT) : w.stages);
     wait_values.push_back(w.value);
     timeline = timeline || w.value != 0;
   }
@@ -696,8 +1035,12 @@ result<void> particle_renderer::upload_particles(std::span<const particle> parti
     s.uploaded = 0;
     s.destroy_buffer(s.vertices);
     s.destroy_buffer(s.staging);
-    MEMBRIDGE_TRY_ASSIGN(s.vertices, s.make_buffer(bytes, VK_BUFFER_USAGE_VERTEX_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                                                   VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, "particle vertex buffer"));
+    forget_particle_buffers();  // the new buffer may get the old handle
+    // Vertex input (points) and storage buffer (splat).
+    const VkBufferUsageFlags usage =
+        VK_BUFFER_USAGE_VERTEX_BUFFER_BIT | VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    MEMBRIDGE_TRY_ASSIGN(s.vertices,
+                         s.make_buffer(bytes, usage, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, "particle buffer"));
     MEMBRIDGE_TRY_ASSIGN(s.staging, s.make_buffer(bytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT,
                                                   VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, "particle staging buffer"));
   }
@@ -709,23 +1052,23 @@ result<void> particle_renderer::upload_particles(std::span<const particle> parti
   }
   const VolkDeviceTable& vk = *s.vk;
   MEMBRIDGE_TRY(s.one_shot("uploading particles", [&](VkCommandBuffer cmd) {
-    // Earlier frames finish reading the buffer (vertex input) before the copy overwrites it.
-    vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_VERTEX_INPUT_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0,
-                            nullptr, 0, nullptr);
+    // Earlier frames finish reading the buffer (vertex input or compute) before the copy overwrites it.
+    vk.vkCmdPipelineBarrier(cmd, s.particle_stages(), VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0, nullptr, 0,
+                            nullptr);
     const VkBufferCopy region{0, 0, bytes};
     vk.vkCmdCopyBuffer(cmd, s.staging.buffer, s.vertices.buffer, 1, &region);
-    // The copy is visible to vertex input of every later submission on the queue.
+    // The copy is visible to the particle reads (vertex input or compute) of every later submission.
     VkBufferMemoryBarrier after{};
     after.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER;
     after.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-    after.dstAccessMask = VK_ACCESS_VERTEX_ATTRIBUTE_READ_BIT;
+    after.dstAccessMask = s.particle_access();
     after.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
     after.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
     after.buffer = s.vertices.buffer;
     after.offset = 0;
     after.size = bytes;
-    vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_VERTEX_INPUT_BIT, 0, 0, nullptr, 1,
-                            &after, 0, nullptr);
+    vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, s.particle_stages(), 0, 0, nullptr, 1, &after, 0,
+                            nullptr);
   }));
   s.uploaded = static_cast<std::uint32_t>(particles.size());
   return membridge::ok();
@@ -739,7 +1082,8 @@ result<void> particle_renderer::read_back(std::vector<std::uint8_t>& rgba) {
   const VkImage image = s.slots[*s.last_submitted].image;
   const VolkDeviceTable& vk = *s.vk;
   MEMBRIDGE_TRY(s.one_shot("reading back the last frame", [&](VkCommandBuffer cmd) {
-    // The render pass made the frame's writes visible to transfer reads; the image is TRANSFER_SRC.
+    // The frame (render pass or the splat's last barrier) made its writes visible to transfer reads;
+    // the image is TRANSFER_SRC_OPTIMAL.
     VkBufferImageCopy region{};
     region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
     region.imageExtent = {s.options.width, s.options.height, 1};

@@ -45,13 +45,23 @@ std::string header_line(const path_description& d, const run_environment& env) {
          " slots, " + std::to_string(o.width) + "x" + std::to_string(o.height) + ", " + mode;
 }
 
+/// The `render:` line: the method and how it draws.
+std::string render_description(render_method m) {
+  if (m == render_method::points)
+    return "points (graphics pipeline: one point primitive per particle, blended additively)";
+  return "splat (compute: one thread per particle adds its colour to its pixel with atomics, then a resolve pass)";
+}
+
 }  // namespace
 
 result<void> render(const membridge::vulkan::device_context& context, frame_source& source, const path_description& d,
                     run_environment& env) {
   const app_options& o = env.options;
   std::ostream& out = *env.out;
-  out << header_line(d, env) << '\n' << "memory: " << d.memory << '\n' << std::flush;
+  out << header_line(d, env) << '\n'
+      << "memory: " << d.memory << '\n'
+      << "render: " << render_description(o.render) << '\n'
+      << std::flush;
 
   std::optional<window> win;
   if (env.windows != nullptr) {
@@ -73,6 +83,7 @@ result<void> render(const membridge::vulkan::device_context& context, frame_sour
   ro.height = o.height;
   ro.frame_slots = o.slots;
   ro.brightness = brightness_for(o.particles);
+  ro.method = o.render;
   MEMBRIDGE_TRY_ASSIGN(auto renderer, particle_renderer::create(device, ro).with_context("creating the renderer"));
 
   MEMBRIDGE_TRY_ASSIGN(const loop_result looped, run_frames(renderer, source, win ? &*win : nullptr, o, out));

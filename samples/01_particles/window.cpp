@@ -500,8 +500,8 @@ result<std::optional<present_job>> window::begin_frame(std::uint32_t slot, VkIma
   barrier.newLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
   vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0,
                           nullptr, 1, &barrier);
-  // The renderer's render pass made its writes visible to transfer reads and left the image in
-  // TRANSFER_SRC_OPTIMAL (particle_renderer.hpp).
+  // The renderer's frame (splat or points) made its writes visible to transfer reads and left the
+  // image in TRANSFER_SRC_OPTIMAL (particle_renderer.hpp).
   VkImageBlit blit{};
   blit.srcSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
   blit.srcOffsets[0] = {0, 0, 0};

@@ -42,6 +42,7 @@ TEST(particles_options, defaults_follow_the_design) {
   EXPECT_EQ(o.width, 1280U);
   EXPECT_EQ(o.height, 720U);
   EXPECT_FALSE(o.cpu);
+  EXPECT_EQ(o.render, render_method::splat) << "compute splatting is the default";
   EXPECT_FALSE(o.validation);
   EXPECT_EQ(o.frames, 0U);
   EXPECT_TRUE(o.out.empty());
@@ -58,7 +59,8 @@ TEST(particles_options, defaults_follow_the_design) {
 
 TEST(particles_options, every_option_is_read) {
   const auto p = parse({"--headless", "--frames", "12", "--out", "x.png", "--particles", "4M", "--steps", "3",
-                        "--slots", "2", "--width", "640", "--height", "360", "--cpu", "--validation", "--seed", "42"});
+                        "--slots", "2", "--width", "640", "--height", "360", "--cpu", "--render", "points",
+                        "--validation", "--seed", "42"});
   ASSERT_TRUE(p.options);
   const app_options& o = *p.options;
   EXPECT_TRUE(o.headless);
@@ -71,6 +73,7 @@ TEST(particles_options, every_option_is_read) {
   EXPECT_EQ(o.width, 640U);
   EXPECT_EQ(o.height, 360U);
   EXPECT_TRUE(o.cpu);
+  EXPECT_EQ(o.render, render_method::points);
   EXPECT_TRUE(o.validation);
   EXPECT_EQ(o.seed, 42U);
   app_options resolved = o;
@@ -80,10 +83,12 @@ TEST(particles_options, every_option_is_read) {
 }
 
 TEST(particles_options, a_later_option_wins) {
-  const auto p = parse({"--frames", "300", "--frames", "5", "--particles", "1M", "--particles", "2K"});
+  const auto p = parse({"--frames", "300", "--frames", "5", "--particles", "1M", "--particles", "2K", "--render",
+                        "points", "--render", "splat"});
   ASSERT_TRUE(p.options);
   EXPECT_EQ(p.options->frames, 5U);
   EXPECT_EQ(p.options->particles, 2048U);
+  EXPECT_EQ(p.options->render, render_method::splat);
 }
 
 TEST(particles_options, invalid_input_is_a_usage_error) {
@@ -91,7 +96,7 @@ TEST(particles_options, invalid_input_is_a_usage_error) {
       {"--particles", "lots"}, {"--particles", "0"}, {"--slots", "0"},  {"--slots", "9"},
       {"--steps", "-1"},       {"--steps", "1001"},  {"--width", "15"}, {"--height", "20000"},
       {"--frames", "-3"},      {"--seed", "x"},      {"--bogus"},       {"--headless", "--frames", "0"},
-      {"positional"}};
+      {"--render", "triangles"}, {"--render", "Splat"}, {"--render"},  {"positional"}};
   for (const auto& args : cases) {
     const auto p = parse(args);
     EXPECT_FALSE(p.options) << args[0];

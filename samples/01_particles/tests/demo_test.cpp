@@ -38,11 +38,14 @@ std::string describe(const process_result& r) {
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 /// Checks that `png` holds the particle disc as the renderer draws 200000 particles at 1280x720 with
-/// the sample's settings. Measured on lavapipe (CPU path, seed 1, 20 and 60 frames): 59300 lit pixels
-/// (6.4% of the image), 123-126 of 512 colour buckets, mean RGB (132, 208, 182), dominant channel
-/// G 64% (the cyan middle of the speed palette), R 32% (the white/orange core and fast particles),
-/// B 4% (slow particles at the rim). Asserted with wide margins: a blank, flat, shifted or
-/// channel-swapped image fails.
+/// the sample's settings, with either render method (they draw the same picture: splat sums exactly,
+/// points rounds every blend to 8 bits and snaps positions to the rasteriser's grid, so ~3% of the
+/// pixels differ, nearly all by 1-2 levels). Measured on lavapipe (CPU path, seed 1, 20 and 60 frames):
+/// splat (the default): 59260-59377 lit pixels (6.4% of the image), 122-124 of 512 colour buckets,
+/// mean RGB (132, 208, 182), dominant channel G 64% (the cyan middle of the speed palette), R 32%
+/// (the white/orange core and fast particles), B 4.1% (slow particles at the rim); points: 59280-59385
+/// lit, 123-126 buckets, mean RGB (132, 208, 182), dominant G 64%, R 32%, B 3.8-3.9%. Asserted with
+/// wide margins: a blank, flat, shifted or channel-swapped image fails.
 void expect_disc(const std::filesystem::path& png) {
   auto image = read_png(png);
   ASSERT_TRUE(image) << image.error().message();
@@ -73,12 +76,34 @@ TEST(particles_demo, headless_cpu_run_writes_the_disc_with_no_validation_message
   ASSERT_EQ(r.exit_status, 0) << describe(r);
   EXPECT_TRUE(contains(r.out, "membridge_particles: CPU path (--cpu) on ")) << r.out;
   EXPECT_TRUE(contains(r.out, ": 200000 particles, 1 step/frame, 3 slots, 1280x720, headless, 20 frames")) << r.out;
+  EXPECT_TRUE(contains(r.out, "\nrender: splat (compute: ")) << "splat is the default\n" << r.out;
   EXPECT_TRUE(contains(r.out, "\nframes 10  median ")) << r.out;
   EXPECT_TRUE(contains(r.out, "(first 10 frames not counted)")) << r.out;
   EXPECT_TRUE(contains(r.out, "\nwrote " + png.string() + " (1280x720, frame 19)")) << r.out;
   EXPECT_TRUE(contains(r.out, "\nvalidation: 0 messages\n")) << r.out;
   EXPECT_EQ(r.err, "") << "validation messages or errors on stderr";
   expect_disc(png);
+}
+
+TEST(particles_demo, render_points_draws_the_same_disc_with_no_validation_message) {
+  const auto png = output_dir() / "headless_cpu_points.png";
+  std::filesystem::remove(png);
+  const process_result r = run_demo({"--headless", "--cpu", "--validation", "--particles", "200000", "--frames", "20",
+                                     "--render", "points", "--out", png.string()},
+                                    "headless_cpu_points");
+  ASSERT_EQ(r.exit_status, 0) << describe(r);
+  EXPECT_TRUE(contains(r.out, "\nrender: points (graphics pipeline: ")) << r.out;
+  EXPECT_TRUE(contains(r.out, "\nwrote " + png.string() + " (1280x720, frame 19)")) << r.out;
+  EXPECT_TRUE(contains(r.out, "\nvalidation: 0 messages\n")) << r.out;
+  EXPECT_EQ(r.err, "") << "validation messages or errors on stderr";
+  expect_disc(png);
+}
+
+TEST(particles_demo, a_bad_render_method_is_a_usage_error) {
+  const process_result r = run_demo({"--headless", "--render", "triangles"}, "bad_render", 60s);
+  EXPECT_EQ(r.exit_status, 1) << describe(r);
+  EXPECT_TRUE(contains(r.err, "--render")) << r.err;
+  EXPECT_FALSE(contains(r.out, "membridge_particles:")) << "nothing may run: " << r.out;
 }
 
 TEST(particles_demo, a_bad_particle_count_is_a_usage_error) {
@@ -112,7 +137,7 @@ TEST(particles_demo, help_lists_the_options_and_exits_0) {
   const process_result r = run_demo({"--help"}, "help", 60s);
   EXPECT_EQ(r.exit_status, 0) << describe(r);
   for (const char* option : {"--headless", "--frames", "--out", "--particles", "--steps", "--slots", "--width",
-                             "--height", "--cpu", "--validation", "--seed"})
+                             "--height", "--cpu", "--render", "--validation", "--seed"})
     EXPECT_TRUE(contains(r.out, option)) << option;
 }
 
