@@ -216,8 +216,12 @@ config_result run_config(session& s, const scene& sc, int steps, const options& 
         r.data_failures.push_back(run_name + ": the last image is blank (every pixel is the background)");
       if (!first_image) first_image = image.hash;
       r.images_identical = r.images_identical && image.hash == *first_image;
-      std::cerr << "[frame_loop] " << run_name << ": median frame "
-                << bench::fixed(bench::median(rr.runs[static_cast<std::size_t>(i)].frame_ms), 3) << " ms\n";
+      const auto& times = rr.runs[static_cast<std::size_t>(i)].frame_ms;
+      double total_ms = 0.0;
+      for (const double t : times) total_ms += t;
+      std::cerr << "[frame_loop] " << run_name << ": mean frame "
+                << bench::fixed(times.empty() ? 0.0 : total_ms / static_cast<double>(times.size()), 3)
+                << " ms, median " << bench::fixed(bench::median(times), 3) << " ms\n";
     }
     set_phase(what + ", " + round_text + ": the floor");
     rr.floor = measure_floor(s, sc, steps);

@@ -45,10 +45,14 @@ struct goal {
   bool met = false;         ///< Whether the measurement meets the bound.
 };
 
-/// Order statistics of one per-frame quantity: the median over rounds of each round's median and p99.
+/// Statistics of one per-frame quantity: over rounds, the median of each round's mean, median and p99.
+/// For frame times the mean is the throughput figure (run time / frames): frames that complete in
+/// bursts make the median of the intervals misleading, so ratios and goals use the mean.
 struct across_rounds {
+  double mean = 0.0;                  ///< median over rounds of the round's mean.
   double median = 0.0;                ///< median over rounds of the round's median.
   double p99 = 0.0;                   ///< median over rounds of the round's p99.
+  std::vector<double> round_means;    ///< Each round's mean.
   std::vector<double> round_medians;  ///< Each round's median.
   std::vector<double> round_p99s;     ///< Each round's p99.
 };

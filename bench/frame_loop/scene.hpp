@@ -95,7 +95,7 @@ void read_particles(const session& s, const scene& sc, std::uint64_t last_frame,
 
 /// What the last drawn image looks like.
 struct image_check {
-  std::size_t lit_pixels = 0;   ///< Pixels whose RGB differs from the background.
+  std::size_t lit_pixels = 0;   ///< Pixels with a channel more than 24 levels above the background.
   std::size_t pixels = 0;       ///< width * height.
   std::uint64_t hash = 0;       ///< FNV-1a of the RGBA bytes (to compare modes).
 };
