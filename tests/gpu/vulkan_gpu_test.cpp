@@ -63,18 +63,9 @@ class vulkan_gpu_test : public gpu_test {
     return bad;
   }
 
-  // A barrier on the colour subresource of `image` from layout `from` to `to`, all memory, all stages.
+  // A barrier on the colour subresource of `image` (see vulkan_test.hpp).
   void image_barrier(VkCommandBuffer cb, VkImage image, VkImageLayout from, VkImageLayout to) const {
-    VkImageMemoryBarrier b{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
-    b.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
-    b.dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
-    b.oldLayout = from;
-    b.newLayout = to;
-    b.srcQueueFamilyIndex = b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-    b.image = image;
-    b.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-    fn().vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, nullptr,
-                              0, nullptr, 1, &b);
+    testing::image_barrier(vk.context, cb, image, from, to);
   }
 
   // Says where the wrong texels of a width x height image (row-major, 32-bit texels that should hold
@@ -148,9 +139,7 @@ class vulkan_gpu_test : public gpu_test {
     const std::string setup = setup_text;
     auto staging = staging_buffer::create(vk.context, texels * 4);
     MB_OK(staging);
-    VkBufferImageCopy region{};
-    region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-    region.imageExtent = {width, height, 1};
+    const VkBufferImageCopy region = whole_image(width, height);
 
     // 1. CUDA writes through the surface, Vulkan copies the image out. A transition from UNDEFINED may
     // discard contents, so it runs once, before CUDA writes; the later ones keep them.
@@ -259,20 +248,9 @@ TEST_F(vulkan_gpu_test, linear_image_cuda_writes_at_the_row_pitch_and_reads_vulk
   auto staging = staging_buffer::create(vk.context, std::size_t{1920} * 1080 * 4);
   MB_OK(staging);
   const auto barrier_to = [&](VkCommandBuffer cb, VkImageLayout from, VkImageLayout to) {
-    VkImageMemoryBarrier b{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
-    b.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
-    b.dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
-    b.oldLayout = from;
-    b.newLayout = to;
-    b.srcQueueFamilyIndex = b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-    b.image = image->get();
-    b.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-    fn().vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0,
-                              nullptr, 0, nullptr, 1, &b);
+    image_barrier(cb, image->get(), from, to);
   };
-  VkBufferImageCopy region{};
-  region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-  region.imageExtent = {1920, 1080, 1};
+  const VkBufferImageCopy region = whole_image(1920, 1080);
   ASSERT_TRUE(run_commands(vk.context, [&](VkCommandBuffer cb) {
     barrier_to(cb, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_GENERAL);  // keeps a linear image's bytes
     fn().vkCmdCopyImageToBuffer(cb, image->get(), VK_IMAGE_LAYOUT_GENERAL, staging->get(), 1, &region);
@@ -309,20 +287,9 @@ TEST_F(vulkan_gpu_test, optimal_image_on_vmm_memory_holds_what_vulkan_writes) {
   auto staging = staging_buffer::create(vk.context, texels * 4);
   MB_OK(staging);
   for (std::size_t i = 0; i < texels; ++i) staging->words()[i] = gpu::pattern(i, 44);
-  VkBufferImageCopy region{};
-  region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-  region.imageExtent = {2048, 2048, 1};
+  const VkBufferImageCopy region = whole_image(2048, 2048);
   const auto barrier_to = [&](VkCommandBuffer cb, VkImageLayout from, VkImageLayout to) {
-    VkImageMemoryBarrier b{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
-    b.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
-    b.dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
-    b.oldLayout = from;
-    b.newLayout = to;
-    b.srcQueueFamilyIndex = b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-    b.image = image->get();
-    b.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-    fn().vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0,
-                              nullptr, 0, nullptr, 1, &b);
+    image_barrier(cb, image->get(), from, to);
   };
   ASSERT_TRUE(run_commands(vk.context, [&](VkCommandBuffer cb) {
     barrier_to(cb, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL);

@@ -119,19 +119,8 @@ TEST_F(memory_import_test, linear_image_texels_follow_the_row_pitch) {
   const auto& fn = vk.context.functions();
   ASSERT_TRUE(run_commands(vk.context, [&](VkCommandBuffer cb) {
     // UNDEFINED -> GENERAL keeps a linear image's bytes; then copy out.
-    VkImageMemoryBarrier barrier{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
-    barrier.srcAccessMask = 0;
-    barrier.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
-    barrier.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;
-    barrier.newLayout = VK_IMAGE_LAYOUT_GENERAL;
-    barrier.srcQueueFamilyIndex = barrier.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-    barrier.image = image->get();
-    barrier.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-    fn.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0,
-                            nullptr, 1, &barrier);
-    VkBufferImageCopy region{};
-    region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-    region.imageExtent = {200, 120, 1};
+    image_barrier(vk.context, cb, image->get(), VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_GENERAL);
+    const VkBufferImageCopy region = whole_image(200, 120);
     fn.vkCmdCopyImageToBuffer(cb, image->get(), VK_IMAGE_LAYOUT_GENERAL, staging->get(), 1, &region);
     full_barrier(vk.context, cb);
   }));
@@ -159,20 +148,9 @@ TEST_F(memory_import_test, optimal_image_round_trips_through_vulkan) {
   for (std::size_t i = 0; i < 256 * 256; ++i) staging->words()[i] = pattern(11, i);
   const auto& fn = vk.context.functions();
   const auto transition = [&](VkCommandBuffer cb, VkImageLayout from, VkImageLayout to) {
-    VkImageMemoryBarrier barrier{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
-    barrier.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-    barrier.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-    barrier.oldLayout = from;
-    barrier.newLayout = to;
-    barrier.srcQueueFamilyIndex = barrier.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-    barrier.image = image->get();
-    barrier.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-    fn.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0,
-                            nullptr, 1, &barrier);
+    image_barrier(vk.context, cb, image->get(), from, to);
   };
-  VkBufferImageCopy region{};
-  region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-  region.imageExtent = {256, 256, 1};
+  const VkBufferImageCopy region = whole_image(256, 256);
   ASSERT_TRUE(run_commands(vk.context, [&](VkCommandBuffer cb) {
     transition(cb, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL);
     fn.vkCmdCopyBufferToImage(cb, staging->get(), image->get(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);

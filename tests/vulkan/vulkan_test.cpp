@@ -152,6 +152,27 @@ void full_barrier(const vulkan::device_context& context, VkCommandBuffer cb) {
                                            &barrier, 0, nullptr, 0, nullptr);
 }
 
+void image_barrier(const vulkan::device_context& context, VkCommandBuffer cb, VkImage image, VkImageLayout from,
+                   VkImageLayout to) {
+  VkImageMemoryBarrier b{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
+  b.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
+  b.dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
+  b.oldLayout = from;
+  b.newLayout = to;
+  b.srcQueueFamilyIndex = b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+  b.image = image;
+  b.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+  context.functions().vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+                                           0, 0, nullptr, 0, nullptr, 1, &b);
+}
+
+VkBufferImageCopy whole_image(std::uint32_t width, std::uint32_t height) noexcept {
+  VkBufferImageCopy region{};
+  region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+  region.imageExtent = {width, height, 1};
+  return region;
+}
+
 std::size_t first_mismatch(const std::uint32_t* words, std::size_t count, std::uint32_t seed) noexcept {
   for (std::size_t i = 0; i < count; ++i)
     if (words[i] != pattern(seed, i)) return i;

@@ -83,6 +83,13 @@ class staging_buffer {
 /// A full memory barrier (all commands, all memory access), for tests.
 void full_barrier(const vulkan::device_context& context, VkCommandBuffer cb);
 
+/// A barrier on the colour subresource of `image` from layout `from` to `to`: all stages, all memory.
+void image_barrier(const vulkan::device_context& context, VkCommandBuffer cb, VkImage image, VkImageLayout from,
+                   VkImageLayout to);
+
+/// A buffer <-> image copy region covering a whole width x height colour image (buffer offset 0, tight rows).
+[[nodiscard]] VkBufferImageCopy whole_image(std::uint32_t width, std::uint32_t height) noexcept;
+
 /// The pattern value of word `i` for `seed` (never 0).
 [[nodiscard]] constexpr std::uint32_t pattern(std::uint32_t seed, std::size_t i) noexcept {
   return (static_cast<std::uint32_t>(i) * 2654435761U) ^ (seed * 40503U) ^ 0x9e3779b9U;
