@@ -393,13 +393,5 @@ int run(const options& opts) {
 int main(int argc, char** argv) {
   options opts;
   if (const auto stop = parse_options(argc, argv, opts)) return *stop;
-  try {
-    return run(opts);
-  } catch (const device_unavailable& e) {
-    std::cerr << "no usable CUDA device: " << e.what() << '\n';
-    return exit_no_device;
-  } catch (const std::exception& e) {
-    std::cerr << "membridge_bench_frame_loop failed: " << e.what() << '\n';
-    return exit_failed;
-  }
+  return run_main("membridge_bench_frame_loop", [&opts] { return run(opts); });
 }

@@ -6,6 +6,7 @@
 // Prints a table, one line per goal and, last, one JSON line starting with {"bench":"growth".
 // Exit status: 0 when every data check passed (whether or not the goals are met), 1 on a CUDA or
 // membridge error or wrong data, 2 without a usable CUDA device, 64 for a bad command line.
+#include "cuda_support.hpp"
 #include "kernels.cuh"
 #include "stats.hpp"
 
@@ -23,13 +24,11 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <exception>
 #include <fstream>
 #include <iostream>
 #include <numeric>
 #include <optional>
 #include <source_location>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -40,6 +39,12 @@ namespace {
 using namespace membridge::literals;
 namespace gpu = membridge::testing::gpu;
 namespace bench = membridge::bench;
+using bench::bench_failure;
+using bench::check_cuda;
+using bench::cuda_error_text;
+using bench::device_unavailable;
+using bench::exit_ok;
+using bench::exit_usage;
 using membridge::format_bytes;
 using membridge::cuda::growable_buffer;
 
@@ -59,11 +64,6 @@ constexpr double bandwidth_goal = 0.99;              // kernel bandwidth, growab
 // The bandwidth test holds four 4 GiB buffers at once (the growth test at most 6 GiB); keep 1 GiB spare.
 constexpr std::size_t required_free_memory = 4 * bandwidth_size + 1_GiB;
 
-constexpr int exit_ok = 0;
-constexpr int exit_failed = 1;
-constexpr int exit_no_device = 2;
-constexpr int exit_usage = 64;  // EX_USAGE
-
 static_assert((start_size << growth_steps) == final_size, "growth_steps doublings must reach final_size");
 static_assert(final_size == std::size_t{1} << 32U);
 
@@ -71,35 +71,6 @@ constexpr std::string_view classic_label = "cudaMalloc+copy+free";
 constexpr std::string_view vmm_label = "growable_buffer";
 
 // -------------------------------------------------------------------------------------- failures ---
-
-/// Ends the benchmark with exit status 1: a CUDA or membridge error, or wrong data.
-class bench_failure : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-/// Ends the benchmark with exit status 2: no CUDA device this benchmark can use.
-class device_unavailable : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-/// "file.cpp:123": where a check failed, without the file's directories.
-std::string where_text(const std::source_location& where) {
-  std::string_view file = where.file_name();
-  if (const auto slash = file.rfind('/'); slash != std::string_view::npos) file.remove_prefix(slash + 1);
-  return std::string(file) + ':' + std::to_string(where.line());
-}
-
-/// "cudaErrorMemoryAllocation: out of memory": a runtime status's name and description.
-std::string cuda_error_text(cudaError_t rc) {
-  return std::string(cudaGetErrorName(rc)) + ": " + cudaGetErrorString(rc);
-}
-
-/// Throws bench_failure naming the place, the call and CUDA's error unless `rc` is cudaSuccess.
-void check_cuda(cudaError_t rc, std::string_view call, std::source_location where = std::source_location::current()) {
-  if (rc != cudaSuccess) throw bench_failure(where_text(where) + ' ' + std::string(call) + ": " + cuda_error_text(rc));
-}
 
 /// The value of a membridge result; throws bench_failure with `doing` and the error's message when it
 /// holds an error.
@@ -286,17 +257,7 @@ struct gpu_session {
 /// primary context), then membridge in the same context. Throws device_unavailable with the reason
 /// when there is no usable device.
 gpu_session open_gpu(int ordinal) {
-  int count = 0;
-  if (const cudaError_t rc = cudaGetDeviceCount(&count); rc != cudaSuccess)
-    throw device_unavailable("cudaGetDeviceCount: " + cuda_error_text(rc));
-  if (count == 0) throw device_unavailable("cudaGetDeviceCount reports no device");
-  if (ordinal >= count)
-    throw device_unavailable("device " + std::to_string(ordinal) + " does not exist (" + std::to_string(count) +
-                             " device" + (count == 1 ? "" : "s") + ")");
-  if (const cudaError_t rc = cudaSetDevice(ordinal); rc != cudaSuccess)
-    throw device_unavailable("cudaSetDevice(" + std::to_string(ordinal) + "): " + cuda_error_text(rc));
-  if (const cudaError_t rc = cudaFree(nullptr); rc != cudaSuccess)
-    throw device_unavailable("cudaFree(nullptr) (creating the primary context): " + cuda_error_text(rc));
+  bench::open_runtime_device(ordinal);
   auto device = membridge::cuda::device::open(ordinal);
   if (!device) throw device_unavailable(device.error().message());
   gpu_session session{std::move(device).value(), 0, 0};
@@ -889,13 +850,5 @@ int run(const options& opts) {
 int main(int argc, char** argv) {
   options opts;
   if (const auto stop = parse_options(argc, argv, opts)) return *stop;
-  try {
-    return run(opts);
-  } catch (const device_unavailable& e) {
-    std::cerr << "no usable CUDA device: " << e.what() << '\n';
-    return exit_no_device;
-  } catch (const std::exception& e) {
-    std::cerr << "membridge_bench_growth failed: " << e.what() << '\n';
-    return exit_failed;
-  }
+  return bench::run_main("membridge_bench_growth", [&opts] { return run(opts); });
 }

@@ -26,17 +26,7 @@ std::string cuda_version_text(int version) {
 }
 
 session open_session(int ordinal, particles::render_method method) {
-  int count = 0;
-  if (const cudaError_t rc = cudaGetDeviceCount(&count); rc != cudaSuccess)
-    throw device_unavailable("cudaGetDeviceCount: " + cuda_error_text(rc));
-  if (count == 0) throw device_unavailable("cudaGetDeviceCount reports no device");
-  if (ordinal >= count)
-    throw device_unavailable("device " + std::to_string(ordinal) + " does not exist (" + std::to_string(count) +
-                             " device" + (count == 1 ? "" : "s") + ")");
-  if (const cudaError_t rc = cudaSetDevice(ordinal); rc != cudaSuccess)
-    throw device_unavailable("cudaSetDevice(" + std::to_string(ordinal) + "): " + cuda_error_text(rc));
-  if (const cudaError_t rc = cudaFree(nullptr); rc != cudaSuccess)
-    throw device_unavailable("cudaFree(nullptr) (creating the primary context): " + cuda_error_text(rc));
+  open_runtime_device(ordinal);
   auto device = cuda::device::open(ordinal);
   if (!device) throw device_unavailable(device.error().message());
   if (!device->capabilities().timeline_semaphore_interop)

@@ -12,20 +12,6 @@
 
 namespace membridge::bench::frame_loop {
 
-std::string where_text(const std::source_location& where) {
-  std::string_view file = where.file_name();
-  if (const auto slash = file.rfind('/'); slash != std::string_view::npos) file.remove_prefix(slash + 1);
-  return std::string(file) + ':' + std::to_string(where.line());
-}
-
-std::string cuda_error_text(cudaError_t rc) {
-  return std::string(cudaGetErrorName(rc)) + ": " + cudaGetErrorString(rc);
-}
-
-void check_cuda(cudaError_t rc, std::string_view call, std::source_location where) {
-  if (rc != cudaSuccess) throw bench_failure(where_text(where) + ' ' + std::string(call) + ": " + cuda_error_text(rc));
-}
-
 void check_vk(VkResult rc, std::string_view call, std::source_location where) {
   if (rc != VK_SUCCESS)
     throw bench_failure(where_text(where) + ' ' + std::string(call) + ": " + particles::vk_result_name(rc) + " (" +

@@ -1,7 +1,10 @@
-// bench/frame_loop/support.hpp: what the parts of the frame loop benchmark share: failures with
-// messages that name the call, checks of CUDA, Vulkan and membridge results, small CUDA RAII types,
-// clocks, and a watchdog that ends the process when the run stops making progress.
+// bench/frame_loop/support.hpp: what the parts of the frame loop benchmark share: the exit codes,
+// failures and CUDA checks of every CUDA benchmark (cuda_support.hpp), checks of Vulkan and
+// membridge results, small CUDA RAII types, clocks, and a watchdog that ends the process when the
+// run stops making progress.
 #pragma once
+
+#include "cuda_support.hpp"
 
 #include <membridge/core/result.hpp>
 
@@ -11,7 +14,6 @@
 #include <chrono>
 #include <cstddef>
 #include <source_location>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -19,38 +21,26 @@
 
 namespace membridge::bench::frame_loop {
 
-// ---------------------------------------------------------------------------------- exit codes ---
+// ------------------------------------------------------------ shared with the other benchmarks ---
 
-inline constexpr int exit_ok = 0;          ///< Every data check passed (goals met or not).
-inline constexpr int exit_failed = 1;      ///< Wrong data, or a CUDA/Vulkan/membridge call failed.
-inline constexpr int exit_no_device = 2;   ///< No usable CUDA device (or no Vulkan device on it).
-inline constexpr int exit_usage = 64;      ///< Bad command line (EX_USAGE).
+/// The exit codes, failures, CUDA checks, device opening and main()'s error handling every CUDA
+/// benchmark shares (cuda_support.hpp), named here too: for frame_loop:: and `using namespace`.
+using bench::bench_failure;
+using bench::check_cuda;
+using bench::cuda_error_text;
+using bench::device_unavailable;
+using bench::exit_failed;
+using bench::exit_no_device;
+using bench::exit_ok;
+using bench::exit_usage;
+using bench::open_runtime_device;
+using bench::run_main;
+using bench::where_text;
 
 /// Every host wait of the benchmark gives up after this long.
 inline constexpr std::chrono::seconds wait_timeout{10};
 
 // ------------------------------------------------------------------------------------ failures ---
-
-/// Ends the benchmark with exit status 1: a CUDA, Vulkan or membridge error.
-class bench_failure : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-/// Ends the benchmark with exit status 2: no CUDA device (or Vulkan device) it can use.
-class device_unavailable : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-/// "file.cpp:123": where a check failed, without the file's directories.
-[[nodiscard]] std::string where_text(const std::source_location& where);
-
-/// "cudaErrorMemoryAllocation: out of memory".
-[[nodiscard]] std::string cuda_error_text(cudaError_t rc);
-
-/// Throws bench_failure naming the place, the call and CUDA's error unless `rc` is cudaSuccess.
-void check_cuda(cudaError_t rc, std::string_view call, std::source_location where = std::source_location::current());
 
 /// Throws bench_failure naming the place, the call and the VkResult unless `rc` is VK_SUCCESS.
 void check_vk(VkResult rc, std::string_view call, std::source_location where = std::source_location::current());

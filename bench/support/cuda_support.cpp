@@ -1,0 +1,48 @@
+#include "cuda_support.hpp"
+
+#include <exception>
+#include <iostream>
+
+namespace membridge::bench {
+
+std::string where_text(const std::source_location& where) {
+  std::string_view file = where.file_name();
+  if (const auto slash = file.rfind('/'); slash != std::string_view::npos) file.remove_prefix(slash + 1);
+  return std::string(file) + ':' + std::to_string(where.line());
+}
+
+std::string cuda_error_text(cudaError_t rc) {
+  return std::string(cudaGetErrorName(rc)) + ": " + cudaGetErrorString(rc);
+}
+
+void check_cuda(cudaError_t rc, std::string_view call, std::source_location where) {
+  if (rc != cudaSuccess) throw bench_failure(where_text(where) + ' ' + std::string(call) + ": " + cuda_error_text(rc));
+}
+
+void open_runtime_device(int ordinal) {
+  int count = 0;
+  if (const cudaError_t rc = cudaGetDeviceCount(&count); rc != cudaSuccess)
+    throw device_unavailable("cudaGetDeviceCount: " + cuda_error_text(rc));
+  if (count == 0) throw device_unavailable("cudaGetDeviceCount reports no device");
+  if (ordinal >= count)
+    throw device_unavailable("device " + std::to_string(ordinal) + " does not exist (" + std::to_string(count) +
+                             " device" + (count == 1 ? "" : "s") + ")");
+  if (const cudaError_t rc = cudaSetDevice(ordinal); rc != cudaSuccess)
+    throw device_unavailable("cudaSetDevice(" + std::to_string(ordinal) + "): " + cuda_error_text(rc));
+  if (const cudaError_t rc = cudaFree(nullptr); rc != cudaSuccess)
+    throw device_unavailable("cudaFree(nullptr) (creating the primary context): " + cuda_error_text(rc));
+}
+
+int run_main(std::string_view program, const std::function<int()>& body) {
+  try {
+    return body();
+  } catch (const device_unavailable& e) {
+    std::cerr << "no usable CUDA device: " << e.what() << '\n';
+    return exit_no_device;
+  } catch (const std::exception& e) {
+    std::cerr << program << " failed: " << e.what() << '\n';
+    return exit_failed;
+  }
+}
+
+}  // namespace membridge::bench
