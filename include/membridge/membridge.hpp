@@ -13,6 +13,9 @@
 #include <membridge/os/dynamic_library.hpp>
 #include <membridge/os/unique_fd.hpp>
 
+#include <membridge/ipc/channel.hpp>
+#include <membridge/ipc/wire.hpp>
+
 #if MEMBRIDGE_HAS_CUDA
 #include <membridge/cuda/address_range.hpp>
 #include <membridge/cuda/chunk_policy.hpp>

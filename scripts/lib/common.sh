@@ -6,6 +6,8 @@ membridge_root() { cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd; }
 # Build dependencies, by Debian package name (third_party/README.md says what each is for).
 MEMBRIDGE_BUILD_PACKAGES=(cmake ninja-build g++ libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev
   libvulkan-dev libvulkan-volk-dev glslc libglm-dev libstb-dev libglfw3-dev)
+# The bounded fuzz run: clang with libFuzzer.
+MEMBRIDGE_FUZZ_PACKAGES=(clang-16 libclang-rt-16-dev)  # clang 15+ has std::source_location
 # What the vulkan tier runs on: the loader, Mesa's lavapipe and the Khronos validation layer.
 MEMBRIDGE_VULKAN_TEST_PACKAGES=(libvulkan1 mesa-vulkan-drivers vulkan-validationlayers xvfb xauth)  # xvfb, xauth: windowed demo test
 

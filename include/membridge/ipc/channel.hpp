@@ -1,0 +1,186 @@
+// membridge/ipc/channel.hpp: a Unix domain socket (SOCK_SEQPACKET) channel that carries framed
+// messages (ipc/wire.hpp) with fds (SCM_RIGHTS), and a listener that checks who connects.
+#pragma once
+
+#include <membridge/core/result.hpp>
+#include <membridge/ipc/wire.hpp>
+#include <membridge/os/borrowed_fd.hpp>
+#include <membridge/os/unique_fd.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace membridge::ipc {
+
+/// Who is at the other end of a connected socket, as the kernel recorded it when the connection
+/// was made (SO_PEERCRED): effective uid and gid at connect() / socketpair() time.
+struct peer_credentials {
+  std::int32_t pid = -1;   ///< The peer's process id (in this process's pid namespace; 0 if unknown).
+  std::uint32_t uid = 0;   ///< The peer's effective user id.
+  std::uint32_t gid = 0;   ///< The peer's effective group id.
+};
+
+/// One connected end of a channel: sends and receives whole messages (header + payload in one
+/// SOCK_SEQPACKET datagram, fds as SCM_RIGHTS).
+///
+/// Errors and the channel's state:
+/// - A malformed message (bad header field, wrong size, fd count mismatch, truncated data or fds)
+///   gives errc::protocol_error and **closes the channel** (valid() becomes false): a peer that sent
+///   garbage is not trusted further. Every fd that came with it is closed.
+/// - A peer that went away (EOF / POLLHUP on receive, EPIPE / ECONNRESET on send) gives
+///   errc::protocol_error with the context "the peer closed", closes the channel and sets
+///   peer_closed(), so callers can tell an orderly end from garbage without reading messages.
+/// - A timeout gives errc::timeout and leaves the channel usable.
+/// - send() / receive() on an empty (closed or moved-from) channel give errc::invalid_argument.
+/// Every socket is close-on-exec and non-blocking (waits are done with poll and the timeout).
+/// Move-only; not thread-safe (one sender and one receiver thread at most, not the same call twice).
+class channel {
+ public:
+  /// An empty channel (valid() is false).
+  channel() noexcept = default;
+
+  /// Connects to a listener's socket at `path`, waiting up to `timeout` when the listener's backlog
+  /// is full. Errors: invalid_argument for an empty or too long path (sun_path holds 107 bytes),
+  /// os_error with the errno for a failed connect (ENOENT: no socket; ECONNREFUSED: nobody listens;
+  /// EACCES: the socket file's mode does not let this user connect), timeout.
+  /// The listener may still refuse this process after the connection is made (wrong uid): the
+  /// first receive() then reports the peer closed.
+  /// Ownership: the returned channel owns its socket.
+  [[nodiscard]] static result<channel> connect(const std::string& path, std::chrono::milliseconds timeout);
+
+  /// Two connected channels (socketpair), for tests and for handing one end to a child process.
+  /// Errors: os_error (e.g. EMFILE).
+  /// Ownership: each channel owns its socket.
+  [[nodiscard]] static result<std::pair<channel, channel>> pair();
+
+  /// Adopts a connected AF_UNIX SOCK_SEQPACKET socket (e.g. one inherited from a parent process).
+  /// Sets close-on-exec and non-blocking and reads the peer's credentials.
+  /// Errors: invalid_argument when `socket` is empty, not a socket, or not a connected AF_UNIX
+  /// SOCK_SEQPACKET socket (it is closed then); os_error otherwise.
+  /// Ownership: takes `socket`; on error it is closed.
+  [[nodiscard]] static result<channel> from_native(os::unique_fd socket);
+
+  channel(const channel&) = delete;
+  channel& operator=(const channel&) = delete;
+  /// Takes over `other`'s socket; `other` becomes empty.
+  channel(channel&& other) noexcept = default;
+  /// Closes this channel's socket (if any), then takes over `other`'s.
+  channel& operator=(channel&& other) noexcept = default;
+  /// Closes the socket; the peer sees EOF.
+  ~channel() = default;
+
+  /// Sends `m` as one datagram, waiting up to `timeout` for room in the socket buffer.
+  /// Errors: invalid_argument for an empty channel or a message ipc::validate_outgoing refuses
+  /// (nothing is sent); timeout (the channel stays usable); protocol_error "the peer closed"
+  /// (channel closed, peer_closed() set); os_error for other failures.
+  /// Ownership: `m` keeps its fds; the peer receives new descriptors for the same open files.
+  [[nodiscard]] result<void> send(const message& m, std::chrono::milliseconds timeout);
+
+  /// Receives one message, waiting up to `timeout` for it.
+  /// Every received fd is owned (close-on-exec, MSG_CMSG_CLOEXEC) before anything else is read;
+  /// then MSG_TRUNC / MSG_CTRUNC and every header field are checked (ipc::decode_header).
+  /// Errors: timeout (channel usable); protocol_error for a malformed message or a closed peer
+  /// (the channel is closed, received fds are closed); invalid_argument for an empty channel;
+  /// os_error for other failures.
+  /// Ownership: the returned message owns its fds.
+  [[nodiscard]] result<message> receive(std::chrono::milliseconds timeout);
+
+  /// The peer's credentials as recorded when the connection was made (for pair(): this process).
+  [[nodiscard]] const peer_credentials& peer() const noexcept { return peer_; }
+
+  /// True when a socket is held.
+  [[nodiscard]] bool valid() const noexcept { return socket_.valid(); }
+
+  /// True after send() / receive() noticed that the peer went away (the channel is then closed).
+  [[nodiscard]] bool peer_closed() const noexcept { return peer_closed_; }
+
+  /// The socket (empty when the channel is closed).
+  /// Ownership: still owned by the channel; do not close it.
+  [[nodiscard]] os::borrowed_fd native() const noexcept { return socket_; }
+
+  /// Closes the socket now; the channel becomes empty.
+  void close() noexcept { socket_.reset(); }
+
+ private:
+  channel(os::unique_fd socket, peer_credentials peer) noexcept : socket_(std::move(socket)), peer_(peer) {}
+  friend class listener;
+
+  os::unique_fd socket_;
+  peer_credentials peer_;
+  bool peer_closed_ = false;
+};
+
+/// Where and for whom a listener listens.
+struct listen_options {
+  /// The socket's name: the socket is `$XDG_RUNTIME_DIR/membridge/<name>.sock` (the directory is
+  /// created with mode 0700 if missing; an existing one must be a directory owned by this user and
+  /// not writable by group or others). Letters, digits, '-', '_' and '.' only. Ignored when `path`
+  /// is set.
+  std::string name;
+  /// An explicit socket path (its directory must exist). Overrides `name`.
+  std::string path;
+  /// The uids that may connect. Empty (the default): only this process's effective uid. Not empty:
+  /// exactly these uids (list your own uid too if you want it).
+  std::vector<std::uint32_t> allowed_uids;
+  /// Permission bits of the socket file. connect() needs write permission on it, so the default
+  /// 0600 already keeps other users out at the file level; the uid check in accept() is the second
+  /// line. Widen it (e.g. 0666) only together with allowed_uids.
+  std::uint32_t mode = 0600;
+  /// The listen() backlog.
+  int backlog = 16;
+};
+
+/// A listening AF_UNIX SOCK_SEQPACKET socket bound to a path. Move-only; the destructor removes the
+/// socket file it created (if it is still the same file).
+class listener {
+ public:
+  /// An empty listener.
+  listener() noexcept = default;
+
+  /// Binds and listens. The socket file gets exactly `options.mode` (set on the socket before bind,
+  /// so it is never wider, then chmod'ed and checked with stat). A socket file already at the path
+  /// is removed only if nobody listens on it (connect gives ECONNREFUSED); a live one gives os_error
+  /// EADDRINUSE, a non-socket file invalid_argument.
+  /// Errors: invalid_argument (no path and no usable name, XDG_RUNTIME_DIR unset or not absolute,
+  /// path too long, mode outside 0777); os_error for failed system calls.
+  /// Ownership: the listener owns its socket and the socket file it created.
+  [[nodiscard]] static result<listener> listen(const listen_options& options);
+
+  listener(const listener&) = delete;
+  listener& operator=(const listener&) = delete;
+  /// Takes over `other`'s socket and socket file; `other` becomes empty.
+  listener(listener&& other) noexcept;
+  /// Closes/unlinks this listener's, then takes over `other`'s.
+  listener& operator=(listener&& other) noexcept;
+  /// Closes the socket and unlinks the socket file if it is still the one this listener bound.
+  ~listener();
+
+  /// Accepts one connection within `timeout` and checks the peer's SO_PEERCRED uid against the
+  /// allowed uids. A refused peer's connection is closed at once (it sees EOF) and accept returns
+  /// errc::protocol_error naming its pid and uid; the listener stays usable.
+  /// Errors: timeout; protocol_error (refused peer); invalid_argument (empty listener); os_error.
+  /// Ownership: the returned channel owns the accepted socket.
+  [[nodiscard]] result<channel> accept(std::chrono::milliseconds timeout);
+
+  /// The socket file's path.
+  [[nodiscard]] const std::string& path() const noexcept { return path_; }
+  /// True when a socket is held.
+  [[nodiscard]] bool valid() const noexcept { return socket_.valid(); }
+  /// The listening socket (e.g. to poll it with other fds).
+  /// Ownership: still owned by the listener; do not close it.
+  [[nodiscard]] os::borrowed_fd native() const noexcept { return socket_; }
+
+ private:
+  void reset() noexcept;
+
+  os::unique_fd socket_;
+  std::string path_;
+  std::vector<std::uint32_t> allowed_uids_;
+  std::uint64_t file_dev_ = 0;
+  std::uint64_t file_ino_ = 0;
+};
+
+}  // namespace membridge::ipc
