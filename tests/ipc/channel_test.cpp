@@ -40,6 +40,20 @@ constexpr std::uint32_t nobody = 65534;
 
 // ------------------------------------------------------------------------------------ helpers ---
 
+/// Waits for `child` and checks its exit status (the child roles below say what each code means).
+void expect_exit(mt::child_process& child, int expected, std::string_view meaning = {}) {
+  auto status = child.wait(10s);
+  ASSERT_TRUE(status);
+  EXPECT_EQ(*status, expected) << meaning;
+}
+
+/// Sends the goodbye that ends a child role's wait.
+void send_goodbye(ipc::channel& ch) {
+  ipc::message bye;
+  bye.type = ipc::message_type::goodbye;
+  ASSERT_TRUE(ch.send(bye, 10s));
+}
+
 os::unique_fd make_memfd(const std::string& content) {
   auto fd = os::unique_fd::from_native(::memfd_create("membridge-ipc-test", MFD_CLOEXEC));
   if (fd && !content.empty() && ::write(fd.get(), content.data(), content.size()) != static_cast<ssize_t>(content.size()))
@@ -595,12 +609,8 @@ TEST(ipc_two_processes, a_child_sends_a_memfd_the_parent_reads_it) {
   EXPECT_EQ(string_of(m->payload), "from child");
   ASSERT_EQ(m->fds.size(), 1U);
   EXPECT_EQ(read_all(m->fds[0]), "child data");
-  ipc::message bye;
-  bye.type = ipc::message_type::goodbye;
-  ASSERT_TRUE(ch->send(bye, 10s));
-  auto status = child->wait(10s);
-  ASSERT_TRUE(status);
-  EXPECT_EQ(*status, 0);
+  ASSERT_NO_FATAL_FAILURE(send_goodbye(*ch));
+  expect_exit(*child, 0);
 }
 
 TEST(ipc_two_processes, the_parent_sends_a_memfd_the_child_reads_and_writes_it) {
@@ -621,12 +631,8 @@ TEST(ipc_two_processes, the_parent_sends_a_memfd_the_child_reads_and_writes_it) 
   ASSERT_TRUE(answer) << answer.error().message();
   EXPECT_EQ(string_of(answer->payload), "ok");
   EXPECT_EQ(read_all(m.fds[0]).substr(0, 14), "child was here");
-  ipc::message bye;
-  bye.type = ipc::message_type::goodbye;
-  ASSERT_TRUE(ch->send(bye, 10s));
-  auto status = child->wait(10s);
-  ASSERT_TRUE(status);
-  EXPECT_EQ(*status, 0);
+  ASSERT_NO_FATAL_FAILURE(send_goodbye(*ch));
+  expect_exit(*child, 0);
 }
 
 TEST(ipc_two_processes, a_child_that_exits_is_noticed_at_once) {
@@ -637,9 +643,7 @@ TEST(ipc_two_processes, a_child_that_exits_is_noticed_at_once) {
   ASSERT_TRUE(child) << child.error().message();
   auto ch = l->accept(10s);
   ASSERT_TRUE(ch) << ch.error().message();
-  auto status = child->wait(10s);
-  ASSERT_TRUE(status);
-  EXPECT_EQ(*status, 0);
+  expect_exit(*child, 0);
   const auto start = clock_type::now();
   auto r = ch->receive(10s);
   EXPECT_LT(clock_type::now() - start, 1s);
@@ -669,9 +673,7 @@ TEST_F(ipc_credentials, another_user_is_refused_by_the_uid_check) {
   ASSERT_FALSE(ch) << "a uid " << nobody << " peer was accepted";
   EXPECT_EQ(ch.error().code(), errc::protocol_error);
   EXPECT_NE(ch.error().message().find("uid 65534"), std::string::npos) << ch.error().message();
-  auto status = child->wait(10s);
-  ASSERT_TRUE(status);
-  EXPECT_EQ(*status, 30) << "child exit 30 = refused (connection closed by the listener)";
+  expect_exit(*child, 30, "child exit 30 = refused (connection closed by the listener)");
   // The listener is still usable after a refusal.
   auto same_user = ipc::channel::connect(l->path(), 1s);
   ASSERT_TRUE(same_user);
@@ -694,9 +696,7 @@ TEST_F(ipc_credentials, an_allow_list_with_that_user_accepts_it) {
   ipc::message welcome;
   welcome.type = ipc::message_type::welcome;
   ASSERT_TRUE(ch->send(welcome, 10s));
-  auto status = child->wait(10s);
-  ASSERT_TRUE(status);
-  EXPECT_EQ(*status, 0);
+  expect_exit(*child, 0);
 
   // The allow-list is exact: this process's own uid (root) is not on it.
   auto self = ipc::channel::connect(l->path(), 1s);
@@ -711,9 +711,7 @@ TEST_F(ipc_credentials, the_default_0600_mode_keeps_another_user_from_connecting
   ASSERT_TRUE(l) << l.error().message();
   auto child = mt::spawn_child("ipc_connect_as", {l->path(), std::to_string(nobody)});
   ASSERT_TRUE(child) << child.error().message();
-  auto status = child->wait(10s);
-  ASSERT_TRUE(status);
-  EXPECT_EQ(*status, 20) << "child exit 20 = connect failed with EACCES";
+  expect_exit(*child, 20, "child exit 20 = connect failed with EACCES");
   auto none = l->accept(50ms);
   ASSERT_FALSE(none);
   EXPECT_EQ(none.error().code(), errc::timeout);
