@@ -104,14 +104,8 @@ bool valid_name(const std::string& name) {
 
 result<std::string> socket_path(const listen_options& options) {
   if (!options.path.empty()) return options.path;
-  if (!valid_name(options.name))
-    return error(errc::invalid_argument, "listener::listen",
-                 "no path and no usable name (letters, digits, '-', '_', '.'): '" + options.name + "'");
-  const char* runtime = std::getenv("XDG_RUNTIME_DIR");
-  if (runtime == nullptr || runtime[0] != '/')
-    return error(errc::invalid_argument, "listener::listen",
-                 "XDG_RUNTIME_DIR is unset or not absolute and no path was given");
-  const std::string dir = std::string(runtime) + "/membridge";
+  MEMBRIDGE_TRY_ASSIGN(const std::string path, socket_path_for(options.name));
+  const std::string dir = path.substr(0, path.rfind('/'));
   if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return error::from_errno(errno, "mkdir", dir);
   struct stat st {};
   if (::lstat(dir.c_str(), &st) != 0) return error::from_errno(errno, "lstat", dir);
@@ -119,7 +113,7 @@ result<std::string> socket_path(const listen_options& options) {
   if (st.st_uid != ::geteuid() || (st.st_mode & 0022) != 0)
     return error(errc::invalid_argument, "listener::listen",
                  dir + " is not owned by this user or is writable by others");
-  return dir + "/" + options.name + ".sock";
+  return path;
 }
 
 /// Removes a socket file at `path` if nobody listens on it.
@@ -142,6 +136,17 @@ result<void> remove_stale_socket(const std::string& path, const sockaddr_un& add
 }
 
 }  // namespace
+
+result<std::string> socket_path_for(const std::string& name) {
+  if (!valid_name(name))
+    return error(errc::invalid_argument, "ipc::socket_path_for",
+                 "no usable socket name (letters, digits, '-', '_', '.'): '" + name + "'");
+  const char* runtime = std::getenv("XDG_RUNTIME_DIR");
+  if (runtime == nullptr || runtime[0] != '/')
+    return error(errc::invalid_argument, "ipc::socket_path_for",
+                 "XDG_RUNTIME_DIR is unset or not absolute and no path was given");
+  return std::string(runtime) + "/membridge/" + name + ".sock";
+}
 
 // ------------------------------------------------------------------------------------- channel ---
 

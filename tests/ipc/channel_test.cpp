@@ -3,6 +3,7 @@
 // real (a child that drops to uid 65534 when the tests run as root).
 #include "child_process.hpp"
 #include "fd_leak_listener.hpp"
+#include "ipc_test.hpp"
 
 #include <membridge/ipc/channel.hpp>
 #include <membridge/ipc/wire.hpp>
@@ -34,6 +35,10 @@ using membridge::errc;
 namespace ipc = membridge::ipc;
 namespace os = membridge::os;
 namespace mt = membridge::testing;
+using mt::make_memfd;
+using mt::raw_send;
+using mt::read_all;
+using mt::temp_dir;
 using clock_type = std::chrono::steady_clock;
 
 constexpr std::uint32_t nobody = 65534;
@@ -54,20 +59,6 @@ void send_goodbye(ipc::channel& ch) {
   ASSERT_TRUE(ch.send(bye, 10s));
 }
 
-os::unique_fd make_memfd(const std::string& content) {
-  auto fd = os::unique_fd::from_native(::memfd_create("membridge-ipc-test", MFD_CLOEXEC));
-  if (fd && !content.empty() && ::write(fd.get(), content.data(), content.size()) != static_cast<ssize_t>(content.size()))
-    fd.reset();
-  return fd;
-}
-
-std::string read_all(os::borrowed_fd fd) {
-  std::string out(4096, '\0');
-  const ssize_t n = ::pread(fd.get(), out.data(), out.size(), 0);
-  out.resize(n > 0 ? static_cast<std::size_t>(n) : 0U);
-  return out;
-}
-
 std::vector<std::byte> bytes_of(const std::string& s) {
   std::vector<std::byte> out(s.size());
   std::memcpy(out.data(), s.data(), s.size());
@@ -76,48 +67,6 @@ std::vector<std::byte> bytes_of(const std::string& s) {
 
 std::string string_of(const std::vector<std::byte>& b) {
   return std::string(reinterpret_cast<const char*>(b.data()), b.size());
-}
-
-/// A world-traversable temporary directory (0711), removed with its contents at the end.
-struct temp_dir {
-  std::string path;
-  temp_dir() {
-    std::string tmpl = "/tmp/membridge-ipc-XXXXXX";
-    if (::mkdtemp(tmpl.data()) != nullptr) {
-      path = tmpl;
-      ::chmod(path.c_str(), 0711);
-    }
-  }
-  temp_dir(const temp_dir&) = delete;
-  temp_dir& operator=(const temp_dir&) = delete;
-  ~temp_dir() {
-    std::error_code ec;
-    if (!path.empty()) std::filesystem::remove_all(path, ec);
-  }
-  [[nodiscard]] std::string file(const std::string& name) const { return path + "/" + name; }
-};
-
-/// Sends raw bytes and fds on `socket`, bypassing every check of ipc::channel::send.
-bool raw_send(os::borrowed_fd socket, const std::vector<std::byte>& bytes, const std::vector<int>& fds) {
-  msghdr msg{};
-  iovec iov{const_cast<std::byte*>(bytes.data()), bytes.size()};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  std::vector<char> control(CMSG_SPACE(sizeof(int) * fds.size()) + sizeof(cmsghdr));
-  if (!fds.empty()) {
-    // Align the control buffer as cmsghdr needs.
-    auto* base = control.data();
-    auto misalign = reinterpret_cast<std::uintptr_t>(base) % alignof(cmsghdr);
-    if (misalign != 0) base += alignof(cmsghdr) - misalign;
-    msg.msg_control = base;
-    msg.msg_controllen = CMSG_SPACE(sizeof(int) * fds.size());
-    cmsghdr* c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
-    std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
-  }
-  return ::sendmsg(socket.get(), &msg, MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size());
 }
 
 /// Header bytes for `h` followed by `payload_bytes` bytes of payload.

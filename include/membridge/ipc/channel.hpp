@@ -113,6 +113,12 @@ class channel {
   bool peer_closed_ = false;
 };
 
+/// The socket path a listener named `name` (and given no explicit path) binds, and subscribers
+/// connect to: `$XDG_RUNTIME_DIR/membridge/<name>.sock`. Creates nothing.
+/// Errors: invalid_argument for a name with characters other than letters, digits, '-', '_', '.',
+/// or an unset or relative XDG_RUNTIME_DIR.
+[[nodiscard]] result<std::string> socket_path_for(const std::string& name);
+
 /// Where and for whom a listener listens.
 struct listen_options {
   /// The socket's name: the socket is `$XDG_RUNTIME_DIR/membridge/<name>.sock` (the directory is

@@ -1,0 +1,131 @@
+// membridge/ipc/publisher.hpp: shares named buffers (chunk fds) and timeline semaphores with other
+// processes, announces growth and frames, and keeps going when subscribers come, go or misbehave.
+#pragma once
+
+#include <membridge/core/result.hpp>
+#include <membridge/ipc/channel.hpp>
+#include <membridge/ipc/resource.hpp>
+#include <membridge/os/unique_fd.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace membridge::ipc {
+
+/// Something that happened to a publisher's subscribers (reported on the publisher's own thread).
+struct publisher_event {
+  /// What happened.
+  enum class kind : std::uint8_t {
+    joined = 1,   ///< A subscriber completed the handshake and received the current state.
+    left = 2,     ///< A subscriber said goodbye, went away (crash, kill -9) or was dropped.
+    refused = 3,  ///< A connection was refused (wrong uid, bad handshake, hostile message).
+  };
+  kind what = kind::joined;        ///< What happened.
+  std::uint64_t subscriber = 0;    ///< The publisher's id for the subscriber (0 for refused ones).
+  subscriber_role role = subscriber_role::observer;  ///< The role it was granted.
+  peer_credentials peer;           ///< Who it was (pid, uid, gid).
+  std::string client_name;         ///< The name it gave in its hello (may be empty).
+  std::string reason;              ///< Why it left or was refused (empty for joined).
+  std::optional<std::uint64_t> last_frame;  ///< The last announced frame when it happened.
+};
+
+/// How a publisher listens and treats its subscribers.
+struct publisher_options {
+  listen_options listen;   ///< Where to listen and who may connect (same user by default, mode 0600).
+  std::string publisher_name;  ///< Shown to subscribers (free text, <= max_name_size bytes).
+  /// How long a new connection may take to say hello before it is dropped.
+  std::chrono::milliseconds handshake_timeout{2000};
+  /// How long a send to one subscriber may wait for socket buffer room before that subscriber is
+  /// dropped (buffer and semaphore messages). Frame announcements never wait: a subscriber whose
+  /// buffer is full misses that announcement (the timeline semaphores still order its work).
+  std::chrono::milliseconds send_timeout{1000};
+  /// Called on the publisher's thread for every publisher_event. It must not call back into the
+  /// publisher. Optional.
+  std::function<void(const publisher_event&)> on_event;
+};
+
+/// Publishes resources to any number of subscriber processes over a listener (ipc/channel.hpp).
+///
+/// A thread owned by the publisher accepts connections, checks the peer (listener rules), reads the
+/// subscriber's hello, sends it every current resource with its fds and then a welcome with the last
+/// frame, and watches every subscriber socket: a subscriber that closes, crashes or sends anything
+/// malformed is dropped at once (its socket and nothing else is closed) and an event reports it.
+/// The producer's calls (publish_*, update_buffer, announce_frame) go to every subscriber; a
+/// subscriber a send fails for is dropped, the others are unaffected.
+///
+/// At most one subscriber holds the consumer role (subscriber_role::consumer); a second one asking
+/// for it is granted observer. Subscribers joining late get the current state, never a history.
+///
+/// Thread-safe: producer calls may come from any thread (they are serialised).
+/// Move-only; destruction sends goodbye to every subscriber, stops the thread and closes everything
+/// (subscribers keep the fds they received, and with them the memory).
+class publisher {
+ public:
+  /// Starts listening and the publisher's thread.
+  /// Errors: as listener::listen; invalid_argument for a publisher_name longer than max_name_size;
+  /// os_error when the thread's wake-up fd cannot be made.
+  /// Ownership: the publisher owns its socket, socket file and thread.
+  [[nodiscard]] static result<publisher> start(const publisher_options& options);
+
+  /// An empty publisher.
+  publisher() noexcept;
+  publisher(const publisher&) = delete;
+  publisher& operator=(const publisher&) = delete;
+  /// Takes over `other`'s socket and thread; `other` becomes empty.
+  publisher(publisher&& other) noexcept;
+  /// Stops this publisher, then takes over `other`'s.
+  publisher& operator=(publisher&& other) noexcept;
+  /// stop().
+  ~publisher();
+
+  /// Publishes a new buffer: its description and one fd per chunk, in chunk order. Sent to every
+  /// current subscriber now and to every later one on join.
+  /// Errors: invalid_argument for an invalid description (ipc::check), a name already published, a
+  /// number of fds other than the chunk count, or an empty fd; nothing is published then.
+  /// Ownership: takes the fds; the publisher keeps them (and so the memory) until it is destroyed or
+  /// the buffer shrinks past them.
+  [[nodiscard]] result<void> publish_buffer(const buffer_description& description, std::vector<os::unique_fd> chunk_fds);
+  /// Announces that a published buffer grew or shrank. `description` is its new state (same name,
+  /// generation larger than before, the chunks it kept unchanged); `new_chunk_fds` are the fds of the
+  /// chunks past the ones it had (none for a shrink or a size change within the chunks).
+  /// Errors: invalid_argument for an unknown name, a description that changes kept chunks, does not
+  /// bump the generation or does not match the number of new fds; nothing changes then.
+  /// Ownership: takes the new fds; fds of chunks dropped by a shrink are closed.
+  [[nodiscard]] result<void> update_buffer(const buffer_description& description, std::vector<os::unique_fd> new_chunk_fds);
+  /// Publishes a timeline semaphore.
+  /// Errors: invalid_argument for a bad or already published name or an empty fd.
+  /// Ownership: takes `fd`; every subscriber receives its own descriptor for the same semaphore.
+  [[nodiscard]] result<void> publish_semaphore(const semaphore_description& description, os::unique_fd fd);
+  /// Announces that frame `frame` was produced (the producer's timeline value for it is enqueued).
+  /// Frames must increase. A subscriber whose socket is full misses this announcement.
+  /// Errors: invalid_argument when `frame` is not larger than the last one.
+  [[nodiscard]] result<void> announce_frame(std::uint64_t frame);
+
+  /// The buffer published under `name`, if any (a copy of its current description).
+  [[nodiscard]] std::optional<buffer_description> find_buffer(const std::string& name) const;
+  /// The number of subscribers that completed the handshake and are still connected.
+  [[nodiscard]] std::size_t subscriber_count() const;
+  /// True while a subscriber holds the consumer role.
+  [[nodiscard]] bool has_consumer() const;
+  /// The last announced frame, if any.
+  [[nodiscard]] std::optional<std::uint64_t> last_frame() const;
+  /// The socket file's path (what subscribers connect to).
+  [[nodiscard]] const std::string& path() const noexcept;
+  /// True when started and not stopped.
+  [[nodiscard]] bool valid() const noexcept { return impl_ != nullptr; }
+  /// Sends goodbye to every subscriber, stops the thread, closes every socket and fd, removes the
+  /// socket file. The publisher becomes empty.
+  void stop() noexcept;
+
+ private:
+  struct impl;
+  explicit publisher(std::unique_ptr<impl> state) noexcept;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace membridge::ipc
