@@ -1,11 +1,58 @@
-// libFuzzer target for the ipc message parser (ipc::decode_header): any bytes, any fd count. The
-// parser must never crash, read out of bounds (ASan) or accept a header that breaks its own rules.
+// libFuzzer target for the ipc message parser: the header (ipc::decode_header) and then the payload
+// of every message type (hello, welcome, resource, growth, frame, goodbye), any bytes, any fd count.
+// The parser must never crash, read out of bounds (ASan) or accept a message that breaks its rules.
+#include "detail/payload.hpp"
+
+#include <membridge/ipc/resource.hpp>
 #include <membridge/ipc/wire.hpp>
 
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <span>
+
+namespace {
+
+// A decode either fails with protocol_error or gives a value that meets the rules.
+template <class R>
+bool accepted(const R& r) {
+  if (!r && r.error().code() != membridge::errc::protocol_error) std::abort();
+  return static_cast<bool>(r);
+}
+
+void check_payload(membridge::ipc::message_type type, std::span<const std::byte> payload, std::size_t fds) {
+  using namespace membridge::ipc;
+  switch (type) {
+    case message_type::hello:
+      if (accepted(detail::decode_hello(payload)) && detail::decode_hello(payload)->client_name.size() > max_name_size)
+        std::abort();
+      break;
+    case message_type::welcome: (void)accepted(detail::decode_welcome(payload)); break;
+    case message_type::frame: (void)accepted(detail::decode_frame(payload)); break;
+    case message_type::goodbye: (void)accepted(detail::decode_goodbye(payload)); break;
+    case message_type::resource:
+    case message_type::growth: {
+      const bool with_kind = type == message_type::resource;
+      if (with_kind) {
+        const auto kind = detail::peek_resource_kind(payload);
+        if (!accepted(kind)) break;
+        if (*kind == detail::resource_kind::semaphore) {
+          const auto s = detail::decode_semaphore(payload, fds);
+          if (accepted(s) && (fds != 1 || !is_valid_resource_name(s->name))) std::abort();
+          break;
+        }
+      }
+      const auto b = detail::decode_buffer(payload, with_kind, fds);
+      if (!accepted(b)) break;
+      if (!check(b->description).empty() || b->fd_count != fds ||
+          std::uint64_t{b->first_fd_chunk} + b->fd_count > b->description.chunks.size())
+        std::abort();
+      break;
+    }
+  }
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace membridge::ipc;
@@ -26,5 +73,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto again = encode_header(*header);
   for (std::size_t i = 0; i < header_size; ++i)
     if (again[i] != bytes[i]) std::abort();
+  check_payload(header->type, bytes.subspan(header_size), fds);
   return 0;
 }
