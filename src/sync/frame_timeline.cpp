@@ -53,6 +53,39 @@ result<frame_timeline> frame_timeline::create_host_producer(const vulkan::device
   return out;
 }
 
+result<frame_timeline> frame_timeline::import(const vulkan::device_context& context, os::borrowed_fd produced,
+                                              os::borrowed_fd consumed, const frame_timeline_options& options,
+                                              const cuda::device* cuda_device) {
+  constexpr const char* call = "frame_timeline::import";
+  MEMBRIDGE_TRY(check_slots(options, call));
+  if (!context.valid()) return error(errc::invalid_argument, call, "empty context");
+  if (!produced.valid() || !consumed.valid())
+    return error(errc::invalid_argument, call, "the produced or consumed fd is empty");
+  if (cuda_device != nullptr) MEMBRIDGE_TRY(require_same_gpu(*cuda_device, context));
+  frame_timeline out;
+  out.context_ = context.state();
+  out.slots_ = options.slots;
+  MEMBRIDGE_TRY_ASSIGN(out.produced_,
+                       vulkan::timeline_semaphore::import(context, produced).with_context("the produced semaphore"));
+  MEMBRIDGE_TRY_ASSIGN(out.consumed_,
+                       vulkan::timeline_semaphore::import(context, consumed).with_context("the consumed semaphore"));
+  if (cuda_device != nullptr) {
+    MEMBRIDGE_TRY_ASSIGN(out.cuda_produced_, cuda::external_semaphore::import_timeline(*cuda_device, produced)
+                                                 .with_context("the produced semaphore"));
+    MEMBRIDGE_TRY_ASSIGN(out.cuda_consumed_, cuda::external_semaphore::import_timeline(*cuda_device, consumed)
+                                                 .with_context("the consumed semaphore"));
+  }
+  return out;
+}
+
+result<frame_timeline_fds> frame_timeline::export_fds() const {
+  if (!valid()) return error(errc::invalid_argument, "frame_timeline::export_fds", "the timeline is empty");
+  frame_timeline_fds fds;
+  MEMBRIDGE_TRY_ASSIGN(fds.produced, produced_.export_fd().with_context("exporting the produced semaphore"));
+  MEMBRIDGE_TRY_ASSIGN(fds.consumed, consumed_.export_fd().with_context("exporting the consumed semaphore"));
+  return fds;
+}
+
 result<void> frame_timeline::cuda_acquire(CUstream stream, std::uint64_t frame) const {
   if (!has_cuda())
     return error(errc::invalid_argument, "frame_timeline::cuda_acquire", "this timeline has no CUDA producer");

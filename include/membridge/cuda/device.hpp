@@ -18,6 +18,7 @@ struct device_state;
 }  // namespace detail
 
 class growable_buffer;
+class imported_buffer;
 
 /// The GPU UUID type (shared with the Vulkan and GL modules). See membridge::device_uuid.
 using device_uuid = membridge::device_uuid;
@@ -122,6 +123,7 @@ class device {
 
  private:
   friend class growable_buffer;  // re-forms a device from the state it keeps, to add chunks
+  friend class imported_buffer;  // the same, to import chunks
   explicit device(std::shared_ptr<const detail::device_state> state) noexcept : state_(std::move(state)) {}
 
   std::shared_ptr<const detail::device_state> state_;

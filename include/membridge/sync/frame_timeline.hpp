@@ -5,6 +5,8 @@
 #include <membridge/core/result.hpp>
 #include <membridge/cuda/device.hpp>
 #include <membridge/cuda/external_semaphore.hpp>
+#include <membridge/os/borrowed_fd.hpp>
+#include <membridge/os/unique_fd.hpp>
 #include <membridge/vulkan/device_context.hpp>
 #include <membridge/vulkan/timeline_semaphore.hpp>
 
@@ -18,6 +20,13 @@ namespace membridge::sync {
 /// Options for frame_timeline.
 struct frame_timeline_options {
   std::uint32_t slots = 2;  ///< Ring size N: the producer may write frame n while frame n-1 (up to n-N+1) is drawn.
+};
+
+/// The two semaphores of a frame_timeline as fds, for another process (ipc) or API.
+/// Ownership: the holder owns both fds.
+struct frame_timeline_fds {
+  os::unique_fd produced;  ///< The `produced` semaphore's opaque fd.
+  os::unique_fd consumed;  ///< The `consumed` semaphore's opaque fd.
 };
 
 /// One semaphore operation for a Vulkan submit.
@@ -59,6 +68,15 @@ class frame_timeline {
   [[nodiscard]] static result<frame_timeline> create_host_producer(const vulkan::device_context& context,
                                                                    const frame_timeline_options& options = {});
 
+  /// The same protocol on semaphores another process (or API) created and exported: imports
+  /// `produced` and `consumed` into `context` and, when `cuda_device` is given, into CUDA too (then
+  /// cuda_acquire/cuda_release work as well). `options.slots` must be the exporter's.
+  /// Errors: invalid_argument for empty fds, slots 0, or a CUDA device that is not the context's GPU;
+  /// unsupported without timeline semaphore fd import; the imports' errors.
+  /// Ownership: borrows both fds (each import takes its own duplicate).
+  [[nodiscard]] static result<frame_timeline> import(const vulkan::device_context& context, os::borrowed_fd produced,
+                                                     os::borrowed_fd consumed, const frame_timeline_options& options,
+                                                     const cuda::device* cuda_device = nullptr);
   /// An empty object.
   frame_timeline() noexcept;
   frame_timeline(const frame_timeline&) = delete;
@@ -112,6 +130,10 @@ class frame_timeline {
   /// Waits on the host until frame `frame` was produced. Errors: timeout.
   [[nodiscard]] result<void> wait_produced(std::uint64_t frame, std::chrono::nanoseconds timeout) const;
 
+  /// Exports both semaphores as new fds (for ipc::publisher::publish_semaphore).
+  /// Errors: unsupported when they were made without export (create_host_producer).
+  /// Ownership: the caller owns the returned fds.
+  [[nodiscard]] result<frame_timeline_fds> export_fds() const;
   /// The `produced` semaphore (Vulkan side). Ownership: owned by the frame_timeline.
   [[nodiscard]] const vulkan::timeline_semaphore& produced() const noexcept { return produced_; }
   /// The `consumed` semaphore (Vulkan side). Ownership: owned by the frame_timeline.

@@ -1,0 +1,90 @@
+// membridge/cuda/imported_buffer.hpp: memory another process (or API) exported chunk by chunk,
+// mapped into this process's own address range so kernels see one contiguous buffer.
+#pragma once
+
+#include <membridge/core/result.hpp>
+#include <membridge/cuda/address_range.hpp>
+#include <membridge/cuda/device.hpp>
+#include <membridge/cuda/mapping.hpp>
+#include <membridge/cuda/vmm_allocation.hpp>
+#include <membridge/os/borrowed_fd.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace membridge::cuda {
+
+/// Imported chunks at fixed offsets of a reserved address range: the importing side of a
+/// growable_buffer shared across processes (ipc) or APIs.
+///
+/// reserve() reserves the exporter's whole reserved size once, so the buffer grows in place like the
+/// exporter's: append() imports one more chunk (cuMemImportFromShareableHandle), maps it right after
+/// the previous ones and grants access; truncate() drops chunks from the end. data() never changes.
+///
+/// Move-only. Destruction waits for the device's queued work, then unmaps, releases and frees (the
+/// exporter's memory lives on while it or anyone else still holds it).
+class imported_buffer {
+ public:
+  /// Reserves `reserved_size` bytes of device addresses (rounded up to the granularity).
+  /// Errors: invalid_argument for 0; out_of_memory when the address space is exhausted.
+  /// Ownership: the buffer owns its range.
+  [[nodiscard]] static result<imported_buffer> reserve(const device& dev, std::size_t reserved_size);
+
+  /// An empty object.
+  imported_buffer() noexcept = default;
+  imported_buffer(const imported_buffer&) = delete;
+  imported_buffer& operator=(const imported_buffer&) = delete;
+  /// Takes over `other`'s range and chunks; `other` becomes empty.
+  imported_buffer(imported_buffer&& other) noexcept;
+  /// Releases the held chunks and range (in order), then takes over `other`'s.
+  imported_buffer& operator=(imported_buffer&& other) noexcept;
+  /// Waits for the device, then unmaps, releases and frees.
+  ~imported_buffer();
+
+  /// Imports the chunk exported as `fd` (`size` bytes, as the exporter reports it), maps it at
+  /// `offset` and grants `rights`. Chunks are appended in order: `offset` must equal capacity().
+  /// Errors: invalid_argument for an offset other than capacity(), a size that is 0, not a
+  /// granularity multiple or past reserved_size(), an empty fd; the driver's error for an fd that
+  /// is not a CUDA allocation. On error nothing changes.
+  /// Ownership: `fd` is borrowed (duplicated for the driver call, the duplicate closed after).
+  [[nodiscard]] result<void> append(os::borrowed_fd fd, std::size_t offset, std::size_t size,
+                                    access rights = access::read_write);
+  /// Keeps the first `chunk_count` chunks and unmaps the rest, after waiting for the device's
+  /// queued work. Errors: invalid_argument when chunk_count > chunk_count(); the driver's.
+  [[nodiscard]] result<void> truncate(std::size_t chunk_count);
+  /// Records how many bytes are in use (the exporter's size()); at most capacity().
+  /// Errors: invalid_argument when `bytes` > capacity().
+  [[nodiscard]] result<void> set_size(std::size_t bytes);
+
+  /// The device address of byte 0; fixed for the object's life. Ownership: owned by this object.
+  [[nodiscard]] CUdeviceptr address() const noexcept { return range_.base(); }
+  /// The device address as a typed pointer for kernels. Ownership: owned by this object.
+  template <class T = void>
+  [[nodiscard]] T* data() const noexcept {
+    return reinterpret_cast<T*>(static_cast<std::uintptr_t>(range_.base()));  // NOLINT(performance-no-int-to-ptr)
+  }
+  /// Bytes in use (set_size()).
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  /// Bytes mapped (sum of chunk sizes).
+  [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
+  /// Bytes of address range reserved.
+  [[nodiscard]] std::size_t reserved_size() const noexcept { return range_.size(); }
+  /// Number of chunks mapped.
+  [[nodiscard]] std::size_t chunk_count() const noexcept { return chunks_.size(); }
+  /// True when reserved.
+  [[nodiscard]] bool valid() const noexcept { return range_.valid(); }
+
+ private:
+  struct chunk {
+    vmm_allocation memory;
+    mapping map;
+  };
+  void release_all() noexcept;
+  address_range range_;
+  std::vector<chunk> chunks_;
+  std::size_t size_ = 0;
+  std::size_t capacity_ = 0;
+};
+
+}  // namespace membridge::cuda

@@ -1,0 +1,112 @@
+#include <membridge/core/units.hpp>
+#include <membridge/cuda/imported_buffer.hpp>
+
+#include "detail/device_state.hpp"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+namespace membridge::cuda {
+
+result<imported_buffer> imported_buffer::reserve(const device& dev, std::size_t reserved_size) {
+  if (!dev.valid()) return error(errc::invalid_argument, "imported_buffer::reserve", "the device is empty");
+  if (reserved_size == 0) return error(errc::invalid_argument, "imported_buffer::reserve", "reserved_size is 0");
+  imported_buffer out;
+  MEMBRIDGE_TRY_ASSIGN(out.range_, address_range::reserve(dev, reserved_size));
+  return out;
+}
+
+imported_buffer::imported_buffer(imported_buffer&& other) noexcept
+    : range_(std::move(other.range_)),
+      chunks_(std::exchange(other.chunks_, {})),
+      size_(std::exchange(other.size_, 0)),
+      capacity_(std::exchange(other.capacity_, 0)) {}
+
+imported_buffer& imported_buffer::operator=(imported_buffer&& other) noexcept {
+  if (this != &other) {
+    release_all();
+    range_ = std::move(other.range_);
+    chunks_ = std::exchange(other.chunks_, {});
+    size_ = std::exchange(other.size_, 0);
+    capacity_ = std::exchange(other.capacity_, 0);
+  }
+  return *this;
+}
+
+imported_buffer::~imported_buffer() { release_all(); }
+
+// The VMM teardown order (as growable_buffer's): for each chunk, newest first, wait + unmap
+// (mapping), then release the imported handle; last, free the address range.
+void imported_buffer::release_all() noexcept {
+  while (!chunks_.empty()) {
+    chunk& last = chunks_.back();
+    last.map.reset();
+    last.memory.reset();
+    chunks_.pop_back();
+  }
+  range_.reset();
+  size_ = 0;
+  capacity_ = 0;
+}
+
+result<void> imported_buffer::append(os::borrowed_fd fd, std::size_t offset, std::size_t size, access rights) {
+  constexpr const char* call = "imported_buffer::append";
+  if (!valid()) return error(errc::invalid_argument, call, "the buffer is empty (not reserved)");
+  if (!fd.valid()) return error(errc::invalid_argument, call, "the fd is empty");
+  if (offset != capacity_)
+    return error(errc::invalid_argument, call,
+                 "chunks are appended in order: expected offset " + std::to_string(capacity_) + ", got " +
+                     std::to_string(offset));
+  if (size == 0) return error(errc::invalid_argument, call, "chunk size is 0");
+  const std::size_t granularity = range_.state()->granularity;
+  if (!is_aligned(size, granularity))
+    return error(errc::invalid_argument, call,
+                 "chunk size " + std::to_string(size) + " is not a multiple of the granularity (" +
+                     format_bytes(granularity) + ")");
+  if (!range_.contains(offset, size))
+    return error(errc::invalid_argument, call,
+                 "a " + format_bytes(size) + " chunk at offset " + format_bytes(offset) + " does not fit the " +
+                     format_bytes(range_.size()) + " reserved");
+  // Room first, so the final push_back cannot fail after the driver calls (grown geometrically).
+  if (chunks_.size() == chunks_.capacity()) chunks_.reserve(std::max<std::size_t>(4, 2 * chunks_.size()));
+  // All or nothing: a failed map destroys `c`, which releases the imported handle.
+  chunk c;
+  MEMBRIDGE_TRY_ASSIGN(c.memory, vmm_allocation::import(device(range_.state()), fd, size)
+                                     .with_context("importing the chunk at offset " + format_bytes(offset)));
+  MEMBRIDGE_TRY_ASSIGN(c.map, mapping::map(range_, offset, c.memory, rights)
+                                  .with_context("mapping the chunk at offset " + format_bytes(offset)));
+  chunks_.push_back(std::move(c));
+  capacity_ = offset + size;
+  return ok();
+}
+
+result<void> imported_buffer::truncate(std::size_t chunk_count) {
+  if (chunk_count > chunks_.size())
+    return error(errc::invalid_argument, "imported_buffer::truncate",
+                 "cannot keep " + std::to_string(chunk_count) + " of " + std::to_string(chunks_.size()) + " chunks");
+  while (chunks_.size() > chunk_count) {
+    chunk& last = chunks_.back();
+    const std::size_t bytes = last.memory.size();
+    // mapping::unmap waits for the device's queued work first; on failure the chunk stays mapped
+    // and counted, so the buffer stays consistent.
+    if (auto unmapped = last.map.unmap(); !unmapped)
+      return std::move(unmapped).error().add_context("truncating an imported buffer to " +
+                                                     std::to_string(chunk_count) + " chunks");
+    last.memory.reset();
+    chunks_.pop_back();
+    capacity_ -= bytes;
+    if (size_ > capacity_) size_ = capacity_;
+  }
+  return ok();
+}
+
+result<void> imported_buffer::set_size(std::size_t bytes) {
+  if (bytes > capacity_)
+    return error(errc::invalid_argument, "imported_buffer::set_size",
+                 "size " + format_bytes(bytes) + " exceeds the mapped capacity " + format_bytes(capacity_));
+  size_ = bytes;
+  return ok();
+}
+
+}  // namespace membridge::cuda
