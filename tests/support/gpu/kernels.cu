@@ -181,6 +181,49 @@ __global__ void frame_kernel(std::uint32_t* slot, std::size_t words, std::uint32
   for (std::size_t k = i; k < words; k += static_cast<std::size_t>(gridDim.x) * blockDim.x) slot[k] = frame;
 }
 
+__global__ void accumulate_not_equal_kernel(const std::uint32_t* p, std::size_t n, std::uint32_t value,
+                                            unsigned long long* counter) {
+  unsigned long long local = 0;
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    if (p[i] != value) ++local;
+  if (local != 0) atomicAdd(counter, local);
+}
+
+__global__ void touch_kernel(const unsigned char* p, std::size_t touches, std::size_t stride, unsigned long long* sink) {
+  unsigned long long local = 0;
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < touches;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    local ^= *reinterpret_cast<const volatile std::uint32_t*>(p + i * stride);
+  if (local != 0) atomicXor(sink, local);
+}
+
+__device__ inline std::uint64_t global_timer_ns() {
+  std::uint64_t t = 0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__global__ void stamp_kernel(std::uint64_t* header, std::uint64_t frame) {
+  header[0] = frame;
+  header[1] = global_timer_ns();
+}
+
+__global__ void check_stamped_kernel(const std::uint64_t* header, const std::uint32_t* words, std::size_t count,
+                                     std::uint64_t frame, std::uint64_t* log, unsigned long long* errors) {
+  const std::size_t first = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  if (first == 0) {
+    log[0] = global_timer_ns();
+    log[1] = header[1];
+    if (header[0] != frame) atomicAdd(errors, 1ULL);
+  }
+  const auto value = static_cast<std::uint32_t>(frame);
+  unsigned long long local = 0;
+  for (std::size_t i = first; i < count; i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    if (words[i] != value) ++local;
+  if (local != 0) atomicAdd(errors, local);
+}
+
 }  // namespace
 
 cudaError_t fill_pattern_2d(void* p, std::size_t pitch, std::uint32_t width, std::uint32_t height, std::uint32_t seed,
@@ -225,6 +268,38 @@ cudaError_t count_surface_mismatches(cudaSurfaceObject_t surface, std::uint32_t 
 cudaError_t frame_step(std::uint32_t* slot, std::size_t words, std::uint32_t frame, const std::uint32_t* echo,
                        long long expected_echo, unsigned long long* errors, cudaStream_t stream) {
   frame_kernel<<<64, threads, 0, stream>>>(slot, words, frame, echo, expected_echo, errors);
+  return cudaGetLastError();
+}
+
+cudaError_t accumulate_not_equal(const void* p, std::size_t bytes, std::uint32_t value, unsigned long long* counter,
+                                 cudaStream_t stream) {
+  const std::size_t n = bytes / 4;
+  if (n == 0) return cudaSuccess;
+  accumulate_not_equal_kernel<<<blocks_for(n), threads, 0, stream>>>(static_cast<const std::uint32_t*>(p), n, value,
+                                                                      counter);
+  return cudaGetLastError();
+}
+
+cudaError_t touch_words(const void* p, std::size_t bytes, std::size_t stride, unsigned long long* sink,
+                        cudaStream_t stream) {
+  if (stride < 4 || stride % 4 != 0) return cudaErrorInvalidValue;
+  const std::size_t touches = bytes / stride;
+  if (touches == 0) return cudaSuccess;
+  touch_kernel<<<blocks_for(touches), threads, 0, stream>>>(static_cast<const unsigned char*>(p), touches, stride, sink);
+  return cudaGetLastError();
+}
+
+cudaError_t stamp_frame(std::uint64_t* header, std::uint64_t frame, cudaStream_t stream) {
+  stamp_kernel<<<1, 1, 0, stream>>>(header, frame);
+  return cudaGetLastError();
+}
+
+cudaError_t check_stamped_frame(const std::uint64_t* header, const std::uint32_t* words, std::size_t count,
+                                std::uint64_t frame, std::uint64_t* log, unsigned long long* errors,
+                                cudaStream_t stream) {
+  // A small grid: a frame slot is a few MiB at most, and the consumer's kernel should start at once.
+  const auto blocks = static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>((count + threads - 1) / threads, 128)));
+  check_stamped_kernel<<<blocks, threads, 0, stream>>>(header, words, count, frame, log, errors);
   return cudaGetLastError();
 }
 

@@ -59,4 +59,28 @@ cudaError_t count_surface_mismatches(cudaSurfaceObject_t surface, std::uint32_t 
 cudaError_t frame_step(std::uint32_t* slot, std::size_t words, std::uint32_t frame, const std::uint32_t* echo,
                        long long expected_echo, unsigned long long* errors, cudaStream_t stream = nullptr);
 
+/// Adds to `*counter` (device memory) the number of 32-bit words at `p` that differ from `value`.
+/// Does not wait: for consumers that check every frame without a host wait in the loop.
+cudaError_t accumulate_not_equal(const void* p, std::size_t bytes, std::uint32_t value, unsigned long long* counter,
+                                 cudaStream_t stream = nullptr);
+
+/// Reads one 32-bit word every `stride` bytes (a multiple of 4) of the `bytes` at `p` and xors them
+/// into `*sink` (device memory): touches every page of a new mapping at little cost. Does not wait.
+cudaError_t touch_words(const void* p, std::size_t bytes, std::size_t stride, unsigned long long* sink,
+                        cudaStream_t stream = nullptr);
+
+/// One thread writes a frame's stamp into a slot header: header[0] = frame, header[1] = the GPU's
+/// %globaltimer (ns) when it runs. Enqueue it after the frame's writes, right before the release:
+/// kernels on one stream run in order, so the stamp is the time the frame's data was complete.
+/// %globaltimer is one clock per GPU, the same for every context and process on it.
+cudaError_t stamp_frame(std::uint64_t* header, std::uint64_t frame, cudaStream_t stream = nullptr);
+
+/// A consumer's read of a slot stamped by stamp_frame(): thread 0 of block 0 writes log[0] = the
+/// %globaltimer (ns) at its start and log[1] = header[1] (the producer's stamp), and adds 1 to
+/// `*errors` if header[0] != frame; every thread adds the words of `words` (`count` 32-bit words)
+/// that differ from the frame number's low 32 bits. Does not wait.
+cudaError_t check_stamped_frame(const std::uint64_t* header, const std::uint32_t* words, std::size_t count,
+                                std::uint64_t frame, std::uint64_t* log, unsigned long long* errors,
+                                cudaStream_t stream = nullptr);
+
 }  // namespace membridge::testing::gpu

@@ -1,0 +1,226 @@
+// The second process of the benchmark: this binary re-executed with --membridge-bench-child. It
+// opens the device and warms up (context, kernels, a VMM export/import) before answering, so no
+// timing includes first-use costs; then it serves the parent's requests one at a time. Every
+// attach and follow is timed here, with CLOCK_MONOTONIC around the calls only; every buffer's data
+// is checked after (untimed).
+#include "ipc/parts.hpp"
+
+#include "kernels.cuh"
+
+#include <membridge/cuda/address_range.hpp>
+#include <membridge/cuda/imported_buffer.hpp>
+#include <membridge/cuda/mapping.hpp>
+#include <membridge/cuda/vmm_allocation.hpp>
+#include <membridge/ipc/subscriber.hpp>
+#include <membridge/sync/ipc_buffers.hpp>
+
+#include <exception>
+#include <memory>
+
+namespace membridge::bench::ipc_bench {
+
+namespace {
+
+namespace gpu = testing::gpu;
+
+/// How long the child waits for the parent's next request (the parent may be busy with a
+/// single-process run meanwhile).
+constexpr std::chrono::seconds idle_timeout{300};
+
+/// First-use costs out of the way: kernels, a stream, a VMM allocation exported and imported.
+void warm_up(const cuda::device& dev) {
+  const device_memory scratch(4_MiB);
+  const device_memory counter(sizeof(unsigned long long));
+  MEMBRIDGE_IPC_BENCH_CUDA(gpu::fill_pattern(scratch.get(), 4_MiB, 1));
+  verify_pattern(scratch.get(), 4_MiB, 1, "warm-up");
+  const cuda_stream stream;
+  MEMBRIDGE_IPC_BENCH_CUDA(gpu::touch_words(scratch.get(), 4_MiB, touch_stride, counter.get<unsigned long long>(), stream.get()));
+  MEMBRIDGE_IPC_BENCH_CUDA(gpu::check_stamped_frame(scratch.get<std::uint64_t>(), scratch.get<std::uint32_t>() + 64, 1024, 0,
+                                                    scratch.get<std::uint64_t>() + 8, counter.get<unsigned long long>(),
+                                                    stream.get()));
+  wait_stream(stream.get(), "warm-up kernels");
+  auto memory = value_or_fail(cuda::vmm_allocation::create(dev, 2_MiB), "warm-up: vmm_allocation::create");
+  auto fd = value_or_fail(memory.export_fd(), "warm-up: export_fd");
+  auto imported = value_or_fail(cuda::vmm_allocation::import(dev, fd, 2_MiB), "warm-up: vmm_allocation::import");
+  auto range = value_or_fail(cuda::address_range::reserve(dev, 2_MiB), "warm-up: address_range::reserve");
+  auto mapped = value_or_fail(cuda::mapping::map(range, 0, imported), "warm-up: mapping::map");
+  MEMBRIDGE_IPC_BENCH_CUDA(cudaDeviceSynchronize());
+}
+
+child_reply failure_reply(int status, const std::string& why) {
+  child_reply r;
+  r.status = status;
+  copy_text(r.message, why);
+  return r;
+}
+
+/// (a) membridge: connect + import_into_cuda, timed; then the data check.
+child_reply attach_vmm(const cuda::device& dev, const attach_vmm_request& q) {
+  const std::string name = q.name;
+  child_reply r;
+  cuda::imported_buffer view;
+  {
+    const std::int64_t t0 = monotonic_ns();
+    auto sub = value_or_fail(ipc::subscriber::connect({.path = q.path,
+                                                       .role = ipc::subscriber_role::observer,
+                                                       .client_name = "membridge_bench_ipc",
+                                                       .timeout = std::chrono::seconds(10)}),
+                             "subscriber::connect");
+    const std::int64_t t1 = monotonic_ns();
+    const ipc::received_buffer* b = sub.buffer(name);
+    if (b == nullptr) throw bench_failure("the publisher sent no buffer '" + name + "'");
+    view = value_or_fail(sync::import_into_cuda(dev, *b), "import_into_cuda");
+    const std::int64_t t2 = monotonic_ns();
+    r.t[0] = t1 - t0;
+    r.t[1] = t2 - t1;
+  }  // the subscriber says goodbye; the import keeps the memory
+  r.chunks = view.chunk_count();
+  r.size = view.size();
+  MEMBRIDGE_IPC_BENCH_CUDA(gpu::count_mismatches(view.data(), q.bytes, q.seed, r.wrong));
+  return r;
+}
+
+/// (a) the peer: cudaIpcOpenMemHandle, timed; then the data check and cudaIpcCloseMemHandle.
+child_reply attach_legacy(const attach_legacy_request& q) {
+  child_reply r;
+  void* p = nullptr;
+  const std::int64_t t0 = monotonic_ns();
+  MEMBRIDGE_IPC_BENCH_CUDA(cudaIpcOpenMemHandle(&p, q.handle, cudaIpcMemLazyEnablePeerAccess));
+  const std::int64_t t1 = monotonic_ns();
+  r.t[0] = t1 - t0;
+  r.size = q.bytes;
+  const cudaError_t checked = gpu::count_mismatches(p, q.bytes, q.seed, r.wrong);
+  const cudaError_t closed = cudaIpcCloseMemHandle(p);
+  MEMBRIDGE_IPC_BENCH_CUDA(checked);
+  MEMBRIDGE_IPC_BENCH_CUDA(closed);
+  return r;
+}
+
+/// (b) the subscriber's side of one growth round: attach (untimed) and check; then per step wait
+/// for buffer_changed, follow_growth, touch the new range (timestamps of each), and check the whole
+/// buffer when the parent asks.
+void follow_growth_round(const cuda::device& dev, const peer_link& parent, const growth_request& q) {
+  const std::string name = q.name;
+  auto sub = value_or_fail(ipc::subscriber::connect({.path = q.path,
+                                                     .role = ipc::subscriber_role::observer,
+                                                     .client_name = "membridge_bench_ipc",
+                                                     .timeout = std::chrono::seconds(10)}),
+                           "subscriber::connect (growth)");
+  if (sub.buffer(name) == nullptr) throw bench_failure("the publisher sent no buffer '" + name + "'");
+  auto view = value_or_fail(sync::import_into_cuda(dev, *sub.buffer(name)), "import_into_cuda (growth)");
+  const cuda_stream stream;
+  const device_memory sink(sizeof(unsigned long long));
+  child_reply ready;
+  MEMBRIDGE_IPC_BENCH_CUDA(gpu::count_mismatches(view.data(), q.bytes, q.seed, ready.wrong));
+  parent.send(ready);
+
+  for (std::uint32_t step = 1; step <= q.steps; ++step) {
+    const std::size_t old_size = view.size();
+    std::int64_t t_event = 0;
+    for (;;) {
+      auto event = sub.next_event(wait_timeout);
+      t_event = monotonic_ns();
+      if (!event) throw bench_failure("waiting for growth step " + std::to_string(step) + ": " + event.error().message());
+      if (event->what == ipc::subscriber_event::kind::disconnected)
+        throw bench_failure("the publisher went away during the growth: " + event->reason);
+      if (event->what == ipc::subscriber_event::kind::buffer_changed && event->name == name) break;
+    }
+    const bool changed = value_or_fail(sync::follow_growth(view, *sub.buffer(name)), "follow_growth");
+    const std::int64_t t_followed = monotonic_ns();
+    if (!changed || view.size() <= old_size) throw bench_failure("follow_growth did not grow the view");
+    MEMBRIDGE_IPC_BENCH_CUDA(gpu::touch_words(view.data<char>() + old_size, view.size() - old_size, q.touch_stride,
+                                              sink.get<unsigned long long>(), stream.get()));
+    MEMBRIDGE_IPC_BENCH_CUDA(cudaStreamSynchronize(stream.get()));
+    const std::int64_t t_touched = monotonic_ns();
+    child_reply r;
+    r.t[0] = t_event;
+    r.t[1] = t_followed;
+    r.t[2] = t_touched;
+    r.size = view.size();
+    r.chunks = view.chunk_count();
+    parent.send(r);
+
+    const auto verify = parent.receive<growth_verify_request>(msg_kind::growth_verify, idle_timeout);
+    child_reply verified;
+    if (verify.size > view.size()) throw bench_failure("asked to verify past the view's size");
+    MEMBRIDGE_IPC_BENCH_CUDA(gpu::count_mismatches(view.data(), verify.size, q.seed, verified.wrong));
+    parent.send(verified);
+  }
+  (void)parent.receive<plain_request>(msg_kind::growth_end, idle_timeout);
+  parent.send(child_reply{});
+}
+
+/// (c) the consumer in this process; the latencies follow the reply in chunks.
+void consume(const cuda::device& dev, const peer_link& parent, const frames_request& q) {
+  const consumer_result r = consume_frames(dev, q.path, q.total, q.warmup, [&] { parent.send(child_reply{}); });
+  child_reply done;
+  done.frames_seen = r.frames_seen;
+  done.first_frame = r.first_frame;
+  done.last_frame = r.last_frame;
+  done.increasing = r.increasing ? 1 : 0;
+  done.wrong = r.wrong;
+  done.t[0] = r.gpu_span_ns;
+  done.t[1] = static_cast<std::int64_t>(r.gpu_span_frames);
+  done.latency_count = r.latency_ns.size();
+  parent.send(done);
+  auto chunk = std::make_unique<latency_chunk>();
+  for (std::size_t i = 0; i < r.latency_ns.size(); i += latency_chunk::capacity) {
+    chunk->count = static_cast<std::uint32_t>(std::min(latency_chunk::capacity, r.latency_ns.size() - i));
+    std::copy_n(r.latency_ns.begin() + static_cast<std::ptrdiff_t>(i), chunk->count, chunk->values);
+    parent.send(*chunk);
+  }
+}
+
+void serve(const cuda::device& dev, const peer_link& parent) {
+  for (;;) {
+    switch (parent.peek_kind(idle_timeout)) {
+      case msg_kind::attach_vmm:
+        parent.send(attach_vmm(dev, parent.receive<attach_vmm_request>(msg_kind::attach_vmm)));
+        break;
+      case msg_kind::attach_legacy:
+        parent.send(attach_legacy(parent.receive<attach_legacy_request>(msg_kind::attach_legacy)));
+        break;
+      case msg_kind::growth_begin:
+        follow_growth_round(dev, parent, parent.receive<growth_request>(msg_kind::growth_begin));
+        break;
+      case msg_kind::frames:
+        consume(dev, parent, parent.receive<frames_request>(msg_kind::frames));
+        break;
+      case msg_kind::quit:
+        (void)parent.receive<plain_request>(msg_kind::quit);
+        parent.send(child_reply{});
+        return;
+      default:
+        throw bench_failure("the child received an unexpected request");
+    }
+  }
+}
+
+}  // namespace
+
+int child_main(int device) {
+  const peer_link parent = parent_link();
+  try {
+    open_runtime_device(device);
+    const auto dev = cuda::device::open(device);
+    if (!dev) throw device_unavailable(dev.error().message());
+    warm_up(*dev);
+    parent.send(child_reply{});  // ready
+    serve(*dev, parent);
+    return exit_ok;
+  } catch (const device_unavailable& e) {
+    try {
+      parent.send(failure_reply(exit_no_device, e.what()));
+    } catch (...) {
+    }
+    return exit_no_device;
+  } catch (const std::exception& e) {
+    try {
+      parent.send(failure_reply(exit_failed, std::string("in the child process: ") + e.what()));
+    } catch (...) {
+    }
+    return exit_failed;
+  }
+}
+
+}  // namespace membridge::bench::ipc_bench

@@ -1,0 +1,134 @@
+// bench/ipc/parts.hpp: the three measurements of the cross-process benchmark (attach, growth,
+// frame handoff), the frame consumer both the child process and the single-process comparison run,
+// and the child's main loop.
+#pragma once
+
+#include "ipc/support.hpp"
+
+#include <membridge/core/units.hpp>
+#include <membridge/cuda/device.hpp>
+#include <membridge/vulkan/device_context.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace membridge::bench::ipc_bench {
+
+using namespace membridge::literals;
+
+// ----------------------------------------------------------------------------------- constants ---
+
+/// (a) Every attached buffer: 1 GiB, as one chunk or as `multi_chunks` chunks.
+inline constexpr std::size_t attach_bytes = 1_GiB;
+inline constexpr std::size_t multi_chunks = 8;
+inline constexpr std::size_t multi_chunk_bytes = attach_bytes / multi_chunks;  // 128 MiB
+/// (b) Every growth step adds one chunk of this size.
+inline constexpr std::size_t growth_step_bytes = 1_GiB;
+/// (b) The subscriber's kernel after follow_growth reads one word per this many bytes of the new range.
+inline constexpr std::size_t touch_stride = 64_KiB;
+/// (c) The frame ring: slots of `slot_bytes`, each a 256-byte header (frame number, producer's
+/// %globaltimer stamp) followed by 32-bit words that all hold the frame number.
+inline constexpr std::uint32_t frame_slots = 3;
+inline constexpr std::size_t slot_bytes = 1_MiB;
+inline constexpr std::size_t slot_header_bytes = 256;
+inline constexpr std::size_t slot_words = (slot_bytes - slot_header_bytes) / 4;
+inline constexpr const char* slots_name = "slots";
+
+/// Goals (from the issue; reported, never enforced).
+inline constexpr double attach_ratio_goal = 1.2;         // membridge 1-chunk attach / cudaIpcOpenMemHandle, <=
+inline constexpr double growth_latency_goal_ms = 1.0;    // grow() returned -> subscriber's kernel done, <=
+inline constexpr double frame_throughput_goal = 0.9;     // cross-process / single-process frames/s, >=
+
+// ----------------------------------------------------------------------------------- (a) attach ---
+
+/// One round of (a): every method once on fresh buffers, timed in the child (microseconds).
+struct attach_round {
+  double vmm1_connect_us = 0;  ///< subscriber::connect (socket, handshake, state with the fd)
+  double vmm1_import_us = 0;   ///< sync::import_into_cuda of the 1-chunk buffer
+  double vmm8_connect_us = 0;
+  double vmm8_import_us = 0;   ///< sync::import_into_cuda of the 8-chunk buffer
+  double legacy_us = 0;        ///< cudaIpcOpenMemHandle of a 1 GiB cudaMalloc buffer
+  [[nodiscard]] double vmm1_total_us() const { return vmm1_connect_us + vmm1_import_us; }
+  [[nodiscard]] double vmm8_total_us() const { return vmm8_connect_us + vmm8_import_us; }
+};
+
+/// Runs 1 warm-up round (not returned) and `rounds` rounds; the methods' order rotates per round.
+[[nodiscard]] std::vector<attach_round> run_attach(const cuda::device& dev, const child_process& child,
+                                                   const std::string& socket_path, int rounds);
+
+// ----------------------------------------------------------------------------------- (b) growth ---
+
+/// One growth step of (b) (microseconds). The latency runs from grow() returning in the producer to
+/// the subscriber's steps, all on CLOCK_MONOTONIC.
+struct growth_sample {
+  double grow_us = 0;         ///< growable_buffer::grow (producer; before the latency starts)
+  double publish_us = 0;      ///< sync::publish_growth: export of the new chunk + update message
+  double delivery_us = 0;     ///< publish_growth returned -> the subscriber's next_event returned
+  double follow_us = 0;       ///< sync::follow_growth (import + map + access of the new chunk)
+  double touch_us = 0;        ///< the kernel reading the new range, launch to stream done
+  double to_followed_us = 0;  ///< grow() returned -> follow_growth done
+  double total_us = 0;        ///< grow() returned -> the kernel on the new range done
+};
+
+/// Runs 1 warm-up round (not returned) and `rounds` rounds of `steps` 1 GiB steps each.
+[[nodiscard]] std::vector<growth_sample> run_growth(const cuda::device& dev, const child_process& child,
+                                                    const std::string& socket_path, int rounds, int steps);
+
+// ---------------------------------------------------------------------------- (c) frame handoff ---
+
+/// How (c) runs.
+struct frames_config {
+  std::uint64_t frames = 2000;  ///< Measured frames per run.
+  std::uint64_t warmup = 200;   ///< Frames before them (not measured).
+  int rounds = 3;               ///< Runs of each pipeline; their order alternates.
+};
+
+/// What a consumer saw in one run.
+struct consumer_result {
+  std::uint64_t frames_seen = 0;
+  std::int64_t first_frame = -1;
+  std::int64_t last_frame = -1;
+  bool increasing = true;
+  unsigned long long wrong = 0;         ///< Words (and headers) that did not hold their frame.
+  std::vector<std::int64_t> latency_ns; ///< Per measured frame seen: consumer kernel start - producer stamp.
+  std::int64_t gpu_span_ns = 0;         ///< Consumer kernel start of the last frame - of the first measured.
+  std::uint64_t gpu_span_frames = 0;    ///< Frames in that span.
+};
+
+/// The consumer: subscribes to the frame_publisher at `path` as its consumer, imports the "slots"
+/// buffer and the two semaphores into CUDA, calls `on_ready`, then for every frame m announced
+/// (0 .. total - 1): its stream waits produced >= m + 1, check_stamped_frame reads slot m % slots
+/// (stamps %globaltimer, checks the words), and the stream signals consumed = m + 1. No host wait
+/// in the loop. Used by the child process and by the single-process comparison's thread.
+[[nodiscard]] consumer_result consume_frames(const cuda::device& dev, const std::string& path, std::uint64_t total,
+                                             std::uint64_t warmup, const std::function<void()>& on_ready);
+
+/// One run of one pipeline.
+struct frame_run {
+  double frames_per_s = 0;       ///< Measured frames / host time from enqueuing the first one to consumed.
+  double gpu_interval_us = 0;    ///< Mean interval between consumer kernel starts (%globaltimer).
+  std::vector<double> latency_us;  ///< Per measured frame: producer stamp -> consumer kernel start.
+  std::uint64_t frames_seen = 0;   ///< Frames the consumer consumed (of warmup + frames).
+};
+
+/// Both pipelines, `rounds` runs each.
+struct frames_results {
+  std::vector<frame_run> cross;   ///< Consumer in the child process.
+  std::vector<frame_run> single;  ///< Consumer on a thread of this process.
+};
+
+/// Runs (c).
+[[nodiscard]] frames_results run_frames(const vulkan::device_context& vk, const cuda::device& dev,
+                                        const child_process& child, const std::string& socket_path,
+                                        const frames_config& config);
+
+// ------------------------------------------------------------------------------------- the child ---
+
+/// The child process's main(): opens the device, warms up, answers, then serves the parent's
+/// requests until quit. Returns the exit status.
+[[nodiscard]] int child_main(int device);
+
+}  // namespace membridge::bench::ipc_bench

@@ -1,0 +1,324 @@
+#include "ipc/report.hpp"
+
+#include <membridge/core/units.hpp>
+
+#include <cmath>
+#include <ostream>
+#include <string_view>
+
+namespace membridge::bench::ipc_bench {
+
+namespace {
+
+/// numerator / denominator: of the medians, and paired sample by sample (the same round).
+struct ratio {
+  double of_medians = 0.0;
+  summary paired;
+};
+
+ratio compare(const std::vector<double>& numerator, const std::vector<double>& denominator) {
+  std::vector<double> paired;
+  for (std::size_t i = 0; i < numerator.size() && i < denominator.size(); ++i) paired.push_back(numerator[i] / denominator[i]);
+  return {median(numerator) / median(denominator), summarize(paired)};
+}
+
+/// A goal of the issue with the measured value.
+struct goal {
+  std::string_view key;
+  std::string description;
+  std::string_view comparison;  // "<=" or ">="
+  double target = 0.0;
+  double measured = 0.0;
+  bool met = false;
+};
+
+template <class Row, class Pick>
+std::vector<double> column(const std::vector<Row>& rows, Pick pick) {
+  std::vector<double> out;
+  out.reserve(rows.size());
+  for (const Row& r : rows) out.push_back(pick(r));
+  return out;
+}
+
+/// Every number the report shows, computed once.
+struct digest {
+  // (a)
+  summary vmm1_connect, vmm1_import, vmm1_total, vmm8_connect, vmm8_import, vmm8_total, legacy;
+  ratio attach_total;   // vmm1 connect + import / legacy open
+  ratio attach_import;  // vmm1 import / legacy open
+  ratio attach8_total;  // vmm8 connect + import / legacy open
+  double per_chunk_import_us = 0.0;  // median vmm8 import / 8
+  double marginal_chunk_us = 0.0;    // (median vmm8 import - median vmm1 import) / 7
+  // (b)
+  summary grow, publish, delivery, follow, touch, to_followed, total;
+  // (c)
+  summary cross_fps, single_fps, cross_gpu_interval, single_gpu_interval;
+  summary cross_latency, single_latency;
+  double cross_latency_p99 = 0.0, single_latency_p99 = 0.0;
+  ratio throughput;  // cross / single, per round
+  std::uint64_t cross_frames_seen_min = 0, single_frames_seen_min = 0;
+  std::vector<goal> goals;
+};
+
+std::vector<double> pooled_latencies(const std::vector<frame_run>& runs) {
+  std::vector<double> all;
+  for (const frame_run& r : runs) all.insert(all.end(), r.latency_us.begin(), r.latency_us.end());
+  return all;
+}
+
+std::uint64_t min_seen(const std::vector<frame_run>& runs) {
+  std::uint64_t m = runs.empty() ? 0 : runs.front().frames_seen;
+  for (const frame_run& r : runs) m = std::min(m, r.frames_seen);
+  return m;
+}
+
+digest make_digest(const run_results& r) {
+  digest d;
+  const auto& a = r.attach;
+  d.vmm1_connect = summarize(column(a, [](const attach_round& x) { return x.vmm1_connect_us; }));
+  d.vmm1_import = summarize(column(a, [](const attach_round& x) { return x.vmm1_import_us; }));
+  d.vmm1_total = summarize(column(a, [](const attach_round& x) { return x.vmm1_total_us(); }));
+  d.vmm8_connect = summarize(column(a, [](const attach_round& x) { return x.vmm8_connect_us; }));
+  d.vmm8_import = summarize(column(a, [](const attach_round& x) { return x.vmm8_import_us; }));
+  d.vmm8_total = summarize(column(a, [](const attach_round& x) { return x.vmm8_total_us(); }));
+  d.legacy = summarize(column(a, [](const attach_round& x) { return x.legacy_us; }));
+  const auto legacy = column(a, [](const attach_round& x) { return x.legacy_us; });
+  d.attach_total = compare(column(a, [](const attach_round& x) { return x.vmm1_total_us(); }), legacy);
+  d.attach_import = compare(column(a, [](const attach_round& x) { return x.vmm1_import_us; }), legacy);
+  d.attach8_total = compare(column(a, [](const attach_round& x) { return x.vmm8_total_us(); }), legacy);
+  d.per_chunk_import_us = d.vmm8_import.median / static_cast<double>(multi_chunks);
+  d.marginal_chunk_us = (d.vmm8_import.median - d.vmm1_import.median) / static_cast<double>(multi_chunks - 1);
+
+  const auto& g = r.growth;
+  d.grow = summarize(column(g, [](const growth_sample& x) { return x.grow_us; }));
+  d.publish = summarize(column(g, [](const growth_sample& x) { return x.publish_us; }));
+  d.delivery = summarize(column(g, [](const growth_sample& x) { return x.delivery_us; }));
+  d.follow = summarize(column(g, [](const growth_sample& x) { return x.follow_us; }));
+  d.touch = summarize(column(g, [](const growth_sample& x) { return x.touch_us; }));
+  d.to_followed = summarize(column(g, [](const growth_sample& x) { return x.to_followed_us; }));
+  d.total = summarize(column(g, [](const growth_sample& x) { return x.total_us; }));
+
+  const auto& f = r.frames;
+  const auto fps = [](const frame_run& x) { return x.frames_per_s; };
+  const auto interval = [](const frame_run& x) { return x.gpu_interval_us; };
+  d.cross_fps = summarize(column(f.cross, fps));
+  d.single_fps = summarize(column(f.single, fps));
+  d.cross_gpu_interval = summarize(column(f.cross, interval));
+  d.single_gpu_interval = summarize(column(f.single, interval));
+  const auto cross_latency = pooled_latencies(f.cross);
+  const auto single_latency = pooled_latencies(f.single);
+  d.cross_latency = summarize(cross_latency);
+  d.single_latency = summarize(single_latency);
+  d.cross_latency_p99 = percentile(cross_latency, 0.99);
+  d.single_latency_p99 = percentile(single_latency, 0.99);
+  d.throughput = compare(column(f.cross, fps), column(f.single, fps));
+  d.cross_frames_seen_min = min_seen(f.cross);
+  d.single_frames_seen_min = min_seen(f.single);
+
+  // Ratios are judged by the median of the per-round ratios (the same round of both methods).
+  const double attach = d.attach_total.paired.median;
+  const double growth_ms = d.total.median / 1000.0;
+  const double throughput = d.throughput.paired.median;
+  d.goals = {
+      {"attach_ratio",
+       "attach of a fresh 1 GiB buffer in a second process, membridge 1 chunk (connect + import_into_cuda) / "
+       "cudaIpcOpenMemHandle (median of per-round ratios)",
+       "<=", attach_ratio_goal, attach, attach <= attach_ratio_goal},
+      {"growth_latency_ms",
+       "growth of 1 GiB reaching a subscriber, grow() returned -> subscriber's follow_growth + kernel on the new "
+       "range done (median, ms)",
+       "<=", growth_latency_goal_ms, growth_ms, growth_ms <= growth_latency_goal_ms},
+      {"frame_throughput_ratio",
+       "frame handoff throughput, consumer in another process / consumer thread in the producer's process (median "
+       "of per-round ratios)",
+       ">=", frame_throughput_goal, throughput, throughput >= frame_throughput_goal},
+  };
+  return d;
+}
+
+std::vector<std::string> row(std::string_view label, const summary& s, int decimals = 1) {
+  return {std::string(label), fixed(s.median, decimals), fixed(s.p10, decimals), fixed(s.p90, decimals),
+          fixed(s.min, decimals), fixed(s.max, decimals)};
+}
+
+text_table summary_table(std::string first) {
+  return text_table({{std::move(first)},
+                     {"median", align::right},
+                     {"p10", align::right},
+                     {"p90", align::right},
+                     {"min", align::right},
+                     {"max", align::right}});
+}
+
+std::vector<std::string> ratio_row(std::string_view what, const ratio& r) {
+  return {std::string(what), fixed(r.paired.median, 3) + "x", fixed(r.of_medians, 3) + "x",
+          fixed(r.paired.min, 3) + "x", fixed(r.paired.max, 3) + "x"};
+}
+
+text_table ratio_table(std::string title) {
+  return text_table({{std::move(title)},
+                     {"paired median", align::right},
+                     {"of medians", align::right},
+                     {"min paired", align::right},
+                     {"max paired", align::right}});
+}
+
+std::string cuda_version_text(int version) {
+  return std::to_string(version / 1000) + '.' + std::to_string((version % 1000) / 10);
+}
+
+json ratio_json(const ratio& r) { return {{"of_medians", rounded(r.of_medians, 4)}, {"paired", to_json(r.paired, 4)}}; }
+
+}  // namespace
+
+void print_report(std::ostream& out, const run_config& config, const run_environment& env, const run_results& r) {
+  const digest d = make_digest(r);
+  out << "membridge cross-process benchmark on " << env.device_name << " (device " << config.device << ", sm_"
+      << env.compute_capability << "), CUDA driver " << cuda_version_text(env.driver_version) << ", runtime "
+      << cuda_version_text(env.runtime_version) << "; Vulkan: " << env.vulkan_device
+      << (config.quick ? "; --quick" : "") << "\n\n";
+
+  out << "(a) attach of a fresh " << format_bytes(attach_bytes) << " buffer in a second process (" << config.rounds
+      << " rounds after 1 warm-up, methods rotating; CLOCK_MONOTONIC in the child around the attach calls only;\n"
+      << "    every buffer's data checked after); times in us\n";
+  text_table attach = summary_table("method");
+  attach.add_row(row("membridge 1 x 1 GiB: connect + import", d.vmm1_total));
+  attach.add_row(row("  subscriber::connect (socket, handshake, fd)", d.vmm1_connect));
+  attach.add_row(row("  sync::import_into_cuda", d.vmm1_import));
+  attach.add_row(row("membridge 8 x 128 MiB: connect + import", d.vmm8_total));
+  attach.add_row(row("  subscriber::connect", d.vmm8_connect));
+  attach.add_row(row("  sync::import_into_cuda", d.vmm8_import));
+  attach.add_row(row("peer: cudaIpcOpenMemHandle 1 GiB (cudaMalloc)", d.legacy));
+  attach.print(out);
+  out << '\n';
+  text_table attach_ratio = ratio_table("ratio membridge / cudaIpcOpenMemHandle");
+  attach_ratio.add_row(ratio_row("1 chunk, connect + import", d.attach_total));
+  attach_ratio.add_row(ratio_row("1 chunk, import_into_cuda only", d.attach_import));
+  attach_ratio.add_row(ratio_row("8 chunks, connect + import", d.attach8_total));
+  attach_ratio.print(out);
+  out << "  per chunk (8 x 128 MiB): import " << fixed(d.per_chunk_import_us, 1) << " us per chunk; each chunk past the "
+      << "first adds " << fixed(d.marginal_chunk_us, 1) << " us (medians)\n\n";
+
+  out << "(b) growth by " << format_bytes(growth_step_bytes) << " reaching a subscriber (" << config.rounds << " rounds x "
+      << config.growth_steps << " steps after 1 warm-up round; CLOCK_MONOTONIC in both processes; the kernel reads\n"
+      << "    one word per " << format_bytes(touch_stride) << " of the new range); times in us\n";
+  text_table growth = summary_table("part");
+  growth.add_row(row("grow() in the producer (not in the latency)", d.grow));
+  growth.add_row(row("publish_growth (export + update message)", d.publish));
+  growth.add_row(row("delivery (-> subscriber's next_event returns)", d.delivery));
+  growth.add_row(row("follow_growth (import + map + access)", d.follow));
+  growth.add_row(row("kernel on the new range (launch -> done)", d.touch));
+  growth.add_row(row("grow() returned -> follow_growth done", d.to_followed));
+  growth.add_row(row("grow() returned -> kernel done", d.total));
+  growth.print(out);
+  out << '\n';
+
+  out << "(c) frame handoff, producer -> consumer through sync::frame_publisher (" << frame_slots << " slots of "
+      << format_bytes(slot_bytes) << ", " << config.frames.frames << " frames after " << config.frames.warmup
+      << " warm-up, " << config.frames.rounds << " rounds;\n"
+      << "    frames/s over the producer's host time; latency = consumer kernel start - producer stamp, both "
+         "%globaltimer; every slot checked)\n";
+  text_table frames({{"pipeline"},
+                     {"frames/s", align::right},
+                     {"GPU interval us", align::right},
+                     {"latency median us", align::right},
+                     {"p90 us", align::right},
+                     {"p99 us", align::right},
+                     {"max us", align::right}});
+  frames.add_row({"consumer in another process", fixed(d.cross_fps.median, 0), fixed(d.cross_gpu_interval.median, 1),
+                  fixed(d.cross_latency.median, 1), fixed(d.cross_latency.p90, 1), fixed(d.cross_latency_p99, 1),
+                  fixed(d.cross_latency.max, 1)});
+  frames.add_row({"consumer thread, same process", fixed(d.single_fps.median, 0), fixed(d.single_gpu_interval.median, 1),
+                  fixed(d.single_latency.median, 1), fixed(d.single_latency.p90, 1), fixed(d.single_latency_p99, 1),
+                  fixed(d.single_latency.max, 1)});
+  frames.print(out);
+  out << '\n';
+  text_table frame_ratio = ratio_table("ratio cross-process / single process");
+  frame_ratio.add_row(ratio_row("throughput (frames/s)", d.throughput));
+  frame_ratio.print(out);
+  out << '\n';
+
+  out << "goals (reported, not enforced)\n";
+  for (const goal& g : d.goals)
+    out << "  " << (g.met ? "met    " : "NOT MET") << "  " << g.description << " " << g.comparison << " "
+        << fixed(g.target, 2) << ": measured " << fixed(g.measured, 3) << '\n';
+  out << '\n';
+}
+
+json report_json(const run_config& config, const run_environment& env, const run_results& r) {
+  const digest d = make_digest(r);
+  json out;
+  out["bench"] = "ipc";
+  out["device"] = {{"ordinal", config.device},
+                   {"name", env.device_name},
+                   {"uuid", env.device_uuid},
+                   {"pci_bus_id", env.pci_bus_id},
+                   {"compute_capability", env.compute_capability},
+                   {"cuda_driver_version", cuda_version_text(env.driver_version)},
+                   {"cuda_runtime_version", cuda_version_text(env.runtime_version)}};
+  out["vulkan"] = {{"device", env.vulkan_device}};
+  out["config"] = {{"rounds", config.rounds},
+                   {"warmup_rounds", 1},
+                   {"quick", config.quick},
+                   {"attach_bytes", attach_bytes},
+                   {"attach_multi_chunks", multi_chunks},
+                   {"growth_step_bytes", growth_step_bytes},
+                   {"growth_steps", config.growth_steps},
+                   {"touch_stride_bytes", touch_stride},
+                   {"frames", config.frames.frames},
+                   {"warmup_frames", config.frames.warmup},
+                   {"frame_rounds", config.frames.rounds},
+                   {"slots", frame_slots},
+                   {"slot_bytes", slot_bytes}};
+  out["attach"] = {{"vmm_1_chunk",
+                    {{"connect_us", to_json(d.vmm1_connect, 2)},
+                     {"import_us", to_json(d.vmm1_import, 2)},
+                     {"total_us", to_json(d.vmm1_total, 2)}}},
+                   {"vmm_8_chunks",
+                    {{"connect_us", to_json(d.vmm8_connect, 2)},
+                     {"import_us", to_json(d.vmm8_import, 2)},
+                     {"total_us", to_json(d.vmm8_total, 2)},
+                     {"import_per_chunk_us", rounded(d.per_chunk_import_us, 2)},
+                     {"marginal_chunk_us", rounded(d.marginal_chunk_us, 2)}}},
+                   {"legacy", {{"open_us", to_json(d.legacy, 2)}}},
+                   {"ratio_vmm_over_legacy",
+                    {{"total_1_chunk", ratio_json(d.attach_total)},
+                     {"import_1_chunk", ratio_json(d.attach_import)},
+                     {"total_8_chunks", ratio_json(d.attach8_total)}}}};
+  out["growth"] = {{"samples", r.growth.size()},
+                   {"grow_us", to_json(d.grow, 2)},
+                   {"publish_us", to_json(d.publish, 2)},
+                   {"delivery_us", to_json(d.delivery, 2)},
+                   {"follow_us", to_json(d.follow, 2)},
+                   {"touch_us", to_json(d.touch, 2)},
+                   {"to_followed_us", to_json(d.to_followed, 2)},
+                   {"total_us", to_json(d.total, 2)}};
+  out["frames"] = {{"cross_process",
+                    {{"frames_per_s", to_json(d.cross_fps, 1)},
+                     {"gpu_interval_us", to_json(d.cross_gpu_interval, 2)},
+                     {"latency_us", to_json(d.cross_latency, 2)},
+                     {"latency_p99_us", rounded(d.cross_latency_p99, 2)},
+                     {"frames_seen_min", d.cross_frames_seen_min}}},
+                   {"single_process",
+                    {{"frames_per_s", to_json(d.single_fps, 1)},
+                     {"gpu_interval_us", to_json(d.single_gpu_interval, 2)},
+                     {"latency_us", to_json(d.single_latency, 2)},
+                     {"latency_p99_us", rounded(d.single_latency_p99, 2)},
+                     {"frames_seen_min", d.single_frames_seen_min}}},
+                   {"ratio_throughput_cross_over_single", ratio_json(d.throughput)}};
+  json goals = json::object();
+  bool all_met = true;
+  for (const goal& g : d.goals) {
+    goals[std::string(g.key)] = {{"comparison", g.comparison},
+                                 {"target", g.target},
+                                 {"measured", rounded(g.measured, 4)},
+                                 {"met", g.met}};
+    all_met = all_met && g.met;
+  }
+  out["goals"] = goals;
+  out["all_goals_met"] = all_met;
+  out["data_checked"] = true;
+  return out;
+}
+
+}  // namespace membridge::bench::ipc_bench

@@ -1,0 +1,264 @@
+#include "ipc/support.hpp"
+
+#include "kernels.cuh"
+
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fcntl.h>
+#include <filesystem>
+#include <iostream>
+#include <mutex>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace membridge::bench::ipc_bench {
+
+void ok_or_fail(const result<void>& r, std::string_view doing) {
+  if (!r) throw bench_failure(std::string(doing) + ": " + r.error().message());
+}
+
+ipc::publisher_options publisher_options_for(const std::string& path) {
+  ipc::publisher_options options;
+  options.listen.path = path;
+  options.publisher_name = "membridge_bench_ipc";
+  return options;
+}
+
+std::int64_t monotonic_ns() noexcept {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// ---------------------------------------------------------------------------------------- CUDA ---
+
+cuda_stream::cuda_stream() { MEMBRIDGE_IPC_BENCH_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+
+cuda_stream::~cuda_stream() {
+  if (stream_ != nullptr) (void)cudaStreamDestroy(stream_);
+}
+
+device_memory::device_memory(std::size_t bytes) { MEMBRIDGE_IPC_BENCH_CUDA(cudaMalloc(&p_, bytes)); }
+
+device_memory& device_memory::operator=(device_memory&& other) noexcept {
+  if (this != &other) {
+    if (p_ != nullptr) (void)cudaFree(p_);
+    p_ = std::exchange(other.p_, nullptr);
+  }
+  return *this;
+}
+
+device_memory::~device_memory() {
+  if (p_ != nullptr) (void)cudaFree(p_);
+}
+
+void wait_stream(cudaStream_t stream, std::string_view what) {
+  const auto deadline = std::chrono::steady_clock::now() + wait_timeout;
+  for (;;) {
+    const cudaError_t rc = cudaStreamQuery(stream);
+    if (rc == cudaSuccess) return;
+    if (rc != cudaErrorNotReady) check_cuda(rc, "cudaStreamQuery (" + std::string(what) + ")");
+    if (std::chrono::steady_clock::now() >= deadline)
+      throw bench_failure("waiting for " + std::string(what) + ": the stream did not finish within " +
+                          std::to_string(wait_timeout.count()) + " s");
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+}
+
+void verify_pattern(const void* p, std::size_t bytes, std::uint32_t seed, std::string_view what,
+                    std::uint64_t first_word) {
+  unsigned long long bad = 0;
+  MEMBRIDGE_IPC_BENCH_CUDA(testing::gpu::count_mismatches(p, bytes, seed, bad, first_word));
+  if (bad != 0)
+    throw bench_failure("data check failed: " + std::string(what) + ": " + std::to_string(bad) + " of " +
+                        std::to_string(bytes / 4) + " words differ from the pattern written");
+}
+
+// ------------------------------------------------------------------------------------ watchdog ---
+
+namespace {
+
+std::atomic<std::int64_t> last_beat{0};
+std::mutex phase_lock;
+std::string current_phase = "starting";  // guarded by phase_lock
+
+}  // namespace
+
+void heartbeat() noexcept { last_beat.store(monotonic_ns(), std::memory_order_relaxed); }
+
+void set_phase(std::string phase) {
+  {
+    const std::lock_guard guard(phase_lock);
+    current_phase = std::move(phase);
+  }
+  heartbeat();
+}
+
+watchdog::watchdog(std::chrono::seconds limit, pid_t child) {
+  heartbeat();
+  thread_ = std::jthread([limit, child](const std::stop_token& stop) {
+    const std::int64_t limit_ns = static_cast<std::int64_t>(limit.count()) * 1'000'000'000;
+    while (!stop.stop_requested()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (monotonic_ns() - last_beat.load(std::memory_order_relaxed) < limit_ns) continue;
+      std::string phase;
+      {
+        const std::lock_guard guard(phase_lock);
+        phase = current_phase;
+      }
+      std::fprintf(stderr, "membridge_bench_ipc failed: no progress for %lld s while %s (watchdog)\n",
+                   static_cast<long long>(limit.count()), phase.c_str());
+      std::fflush(stderr);
+      if (child > 0) ::kill(child, SIGKILL);
+      std::_Exit(exit_failed);
+    }
+  });
+}
+
+watchdog::~watchdog() = default;  // jthread requests stop and joins
+
+// -------------------------------------------------------------------------------- the link ---
+
+namespace {
+
+constexpr int child_fd = 3;
+
+}  // namespace
+
+void peer_link::send_bytes(const void* data, std::size_t size) const {
+  for (;;) {
+    const ssize_t sent = ::send(socket_.get(), data, size, MSG_NOSIGNAL);
+    if (sent == static_cast<ssize_t>(size)) return;
+    if (sent < 0 && errno == EINTR) continue;
+    if (sent < 0 && (errno == EPIPE || errno == ECONNRESET)) throw bench_failure("the other process went away");
+    throw bench_failure(std::string("send to the other process failed: ") + (sent < 0 ? std::strerror(errno) : "short send"));
+  }
+}
+
+std::vector<std::byte> peer_link::receive_bytes(std::size_t max, std::chrono::milliseconds timeout) const {
+  pollfd pfd{socket_.get(), POLLIN, 0};
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    // Short polls, so the watchdog hears a heartbeat while the other process works.
+    heartbeat();
+    const int ready = ::poll(&pfd, 1, 200);
+    if (ready > 0) break;
+    if (ready < 0 && errno != EINTR) throw bench_failure(std::string("poll: ") + std::strerror(errno));
+    if (std::chrono::steady_clock::now() >= deadline)
+      throw bench_failure("the other process did not answer within " +
+                          std::to_string(std::chrono::duration_cast<std::chrono::seconds>(timeout).count()) + " s");
+  }
+  std::vector<std::byte> bytes(max + 1);  // one spare byte detects an oversized message
+  ssize_t got = -1;
+  do {
+    got = ::recv(socket_.get(), bytes.data(), bytes.size(), 0);
+  } while (got < 0 && errno == EINTR);
+  if (got < 0) throw bench_failure(std::string("recv from the other process: ") + std::strerror(errno));
+  if (got == 0) throw bench_failure("the other process went away (its socket closed)");
+  if (static_cast<std::size_t>(got) < sizeof(msg_kind)) throw bench_failure("a short message from the other process");
+  bytes.resize(static_cast<std::size_t>(got));
+  return bytes;
+}
+
+msg_kind peer_link::peek_kind(std::chrono::milliseconds timeout) const {
+  pollfd pfd{socket_.get(), POLLIN, 0};
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    heartbeat();
+    const int ready = ::poll(&pfd, 1, 200);
+    if (ready > 0) break;
+    if (ready < 0 && errno != EINTR) throw bench_failure(std::string("poll: ") + std::strerror(errno));
+    if (std::chrono::steady_clock::now() >= deadline) throw bench_failure("the other process sent nothing in time");
+  }
+  msg_kind kind{};
+  const ssize_t got = ::recv(socket_.get(), &kind, sizeof kind, MSG_PEEK);
+  if (got == 0) throw bench_failure("the other process went away (its socket closed)");
+  if (got != static_cast<ssize_t>(sizeof kind)) throw bench_failure("a short message from the other process");
+  return kind;
+}
+
+child_process child_process::spawn(int device) {
+  std::array<int, 2> sv{};
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv.data()) != 0)
+    throw bench_failure(std::string("socketpair: ") + std::strerror(errno));
+  auto parent_end = os::unique_fd::from_native(sv[0]);
+  auto child_end = os::unique_fd::from_native(sv[1]);
+  std::string arg0 = "membridge_bench_ipc";
+  std::string arg1(child_flag);
+  std::string arg2 = std::to_string(device);
+  std::array<char*, 4> argv{arg0.data(), arg1.data(), arg2.data(), nullptr};
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) throw bench_failure(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    // Only async-signal-safe calls until exec. Die with the parent; the socket becomes fd 3.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(93);
+    if (child_end.get() == child_fd) {
+      if (::fcntl(child_fd, F_SETFD, 0) != 0) ::_exit(91);
+    } else if (::dup2(child_end.get(), child_fd) < 0) {
+      ::_exit(91);
+    }
+    ::execv("/proc/self/exe", argv.data());
+    ::_exit(92);
+  }
+  child_process out;
+  out.pid_ = pid;
+  out.link_ = peer_link(std::move(parent_end));
+  return out;
+}
+
+child_process::~child_process() {
+  if (pid_ > 0) {
+    ::kill(pid_, SIGKILL);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+  }
+}
+
+int child_process::wait(std::chrono::milliseconds timeout) {
+  if (pid_ <= 0) return -1;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    int status = 0;
+    const pid_t r = ::waitpid(pid_, &status, WNOHANG);
+    if (r == pid_) {
+      pid_ = -1;
+      if (WIFEXITED(status)) return WEXITSTATUS(status);
+      if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+      return -1;
+    }
+    if (r < 0 || std::chrono::steady_clock::now() >= deadline) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, &status, 0);
+      pid_ = -1;
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+peer_link parent_link() { return peer_link(os::unique_fd::from_native(child_fd)); }
+
+temp_dir::temp_dir() {
+  const char* runtime = std::getenv("XDG_RUNTIME_DIR");
+  std::string tmpl = std::string(runtime != nullptr && runtime[0] == '/' ? runtime : "/tmp") + "/membridge-bench-ipc-XXXXXX";
+  if (tmpl.size() > 60) tmpl = "/tmp/membridge-bench-ipc-XXXXXX";  // socket paths must stay short
+  if (::mkdtemp(tmpl.data()) == nullptr) throw bench_failure(std::string("mkdtemp: ") + std::strerror(errno));
+  path_ = tmpl;
+}
+
+temp_dir::~temp_dir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+}  // namespace membridge::bench::ipc_bench
