@@ -1,8 +1,8 @@
 // (c) Producer -> consumer frame handoff through sync::frame_publisher: the producer (this process)
 // writes frame n into slot n % 3 and stamps it, the consumer reads it, ordered only by the shared
 // timeline semaphores. Two pipelines, the same code: the consumer in the child process (its own
-// CUDA context) or on a thread of this process (the producer's context), both subscribed through
-// the publisher's socket. Throughput: measured frames over the producer's host time; latency: the
+// CUDA context) or enqueued by the producer's own thread in this process (the producer's context),
+// both subscribed through the publisher's socket. Throughput: measured frames over the producer's host time; latency: the
 // consumer kernel's %globaltimer at its start minus the producer's %globaltimer stamp written right
 // before the release (one clock per GPU, whatever the process).
 #include "ipc/parts.hpp"
@@ -16,6 +16,7 @@
 #include <membridge/sync/ipc_buffers.hpp>
 
 #include <exception>
+#include <optional>
 #include <future>
 #include <thread>
 
@@ -23,69 +24,75 @@ namespace membridge::bench::ipc_bench {
 
 namespace gpu = testing::gpu;
 
-consumer_result consume_frames(const cuda::device& dev, const std::string& path, std::uint64_t total,
-                               std::uint64_t warmup, const std::function<void()>& on_ready) {
-  auto sub = value_or_fail(ipc::subscriber::connect({.path = path,
-                                                     .role = ipc::subscriber_role::consumer,
-                                                     .client_name = "membridge_bench_ipc consumer",
-                                                     .timeout = std::chrono::seconds(10)}),
-                           "consumer: subscriber::connect");
-  if (sub.role() != ipc::subscriber_role::consumer)
+frame_consumer::frame_consumer(const cuda::device& dev, const std::string& path, std::uint64_t total,
+                               std::uint64_t warmup)
+    : total_(total), warmup_(warmup) {
+  sub_ = value_or_fail(ipc::subscriber::connect({.path = path,
+                                                 .role = ipc::subscriber_role::consumer,
+                                                 .client_name = "membridge_bench_ipc consumer",
+                                                 .timeout = std::chrono::seconds(10)}),
+                       "consumer: subscriber::connect");
+  if (sub_.role() != ipc::subscriber_role::consumer)
     throw bench_failure("consumer: the publisher did not grant the consumer role");
-  const ipc::received_buffer* slots_buffer = sub.buffer(slots_name);
-  const ipc::received_semaphore* produced_fd = sub.semaphore("frames.produced");
-  const ipc::received_semaphore* consumed_fd = sub.semaphore("frames.consumed");
+  const ipc::received_buffer* slots_buffer = sub_.buffer(slots_name);
+  const ipc::received_semaphore* produced_fd = sub_.semaphore("frames.produced");
+  const ipc::received_semaphore* consumed_fd = sub_.semaphore("frames.consumed");
   if (slots_buffer == nullptr || produced_fd == nullptr || consumed_fd == nullptr)
     throw bench_failure("consumer: the publisher did not send 'slots', 'frames.produced' and 'frames.consumed'");
-  const std::uint64_t slots = produced_fd->description.parameter;
-  auto view = value_or_fail(sync::import_into_cuda(dev, *slots_buffer), "consumer: import_into_cuda");
-  if (slots == 0 || view.size() < slots * slot_bytes)
-    throw bench_failure("consumer: the slots buffer holds fewer than " + std::to_string(slots) + " slots");
-  auto produced = value_or_fail(cuda::external_semaphore::import_timeline(dev, produced_fd->fd),
-                                "consumer: importing 'frames.produced' into CUDA");
-  auto consumed = value_or_fail(cuda::external_semaphore::import_timeline(dev, consumed_fd->fd),
-                                "consumer: importing 'frames.consumed' into CUDA");
-  const cuda_stream stream;
-  const device_memory log(total * 2 * sizeof(std::uint64_t));  // per frame: {kernel start, producer stamp}
-  const device_memory errors(sizeof(unsigned long long));
-  MEMBRIDGE_IPC_BENCH_CUDA(cudaMemset(log.get(), 0, total * 2 * sizeof(std::uint64_t)));
-  MEMBRIDGE_IPC_BENCH_CUDA(cudaMemset(errors.get(), 0, sizeof(unsigned long long)));
+  slots_ = produced_fd->description.parameter;
+  view_ = value_or_fail(sync::import_into_cuda(dev, *slots_buffer), "consumer: import_into_cuda");
+  if (slots_ == 0 || view_.size() < slots_ * slot_bytes)
+    throw bench_failure("consumer: the slots buffer holds fewer than " + std::to_string(slots_) + " slots");
+  produced_ = value_or_fail(cuda::external_semaphore::import_timeline(dev, produced_fd->fd),
+                            "consumer: importing 'frames.produced' into CUDA");
+  consumed_ = value_or_fail(cuda::external_semaphore::import_timeline(dev, consumed_fd->fd),
+                            "consumer: importing 'frames.consumed' into CUDA");
+  log_ = device_memory(total * 2 * sizeof(std::uint64_t));  // per frame: {kernel start, producer stamp}
+  errors_ = device_memory(sizeof(unsigned long long));
+  MEMBRIDGE_IPC_BENCH_CUDA(cudaMemset(log_.get(), 0, total * 2 * sizeof(std::uint64_t)));
+  MEMBRIDGE_IPC_BENCH_CUDA(cudaMemset(errors_.get(), 0, sizeof(unsigned long long)));
   MEMBRIDGE_IPC_BENCH_CUDA(cudaDeviceSynchronize());
-  const std::uint64_t first = sub.frame_at_join() ? *sub.frame_at_join() + 1 : 0;
-  on_ready();
+  first_ = sub_.frame_at_join() ? *sub_.frame_at_join() + 1 : 0;
+}
 
-  consumer_result r;
-  while (r.last_frame < static_cast<std::int64_t>(total) - 1) {
-    auto event = sub.next_event(wait_timeout);
+void frame_consumer::consume(std::uint64_t m) {
+  if (m < first_) return;
+  if (m >= total_) throw bench_failure("consumer: frame " + std::to_string(m) + " was never asked for");
+  if (r_.last_frame >= 0 && m <= static_cast<std::uint64_t>(r_.last_frame)) r_.increasing = false;
+  const char* slot = view_.data<char>() + (m % slots_) * slot_bytes;
+  ok_or_fail(produced_.wait(stream_.get(), m + 1), "consumer: waiting for 'produced'");
+  check_cuda(gpu::check_stamped_frame(reinterpret_cast<const std::uint64_t*>(slot),
+                                      reinterpret_cast<const std::uint32_t*>(slot + slot_header_bytes), slot_words, m,
+                                      log_.get<std::uint64_t>() + 2 * m, errors_.get<unsigned long long>(), stream_.get()),
+             "check_stamped_frame");
+  ok_or_fail(consumed_.signal(stream_.get(), m + 1), "consumer: signalling 'consumed'");
+  if (r_.first_frame < 0) r_.first_frame = static_cast<std::int64_t>(m);
+  r_.last_frame = static_cast<std::int64_t>(m);
+  ++r_.frames_seen;
+}
+
+void frame_consumer::follow_announcements() {
+  while (r_.last_frame < static_cast<std::int64_t>(total_) - 1) {
+    auto event = sub_.next_event(wait_timeout);
     if (!event)
-      throw bench_failure("consumer: waiting for frame " + std::to_string(r.last_frame + 1) + ": " +
+      throw bench_failure("consumer: waiting for frame " + std::to_string(r_.last_frame + 1) + ": " +
                           event.error().message());
     heartbeat();
     if (event->what == ipc::subscriber_event::kind::disconnected)
       throw bench_failure("consumer: the producer went away: " + event->reason);
-    if (event->what != ipc::subscriber_event::kind::frame || event->frame < first) continue;
-    const std::uint64_t m = event->frame;
-    if (m >= total) throw bench_failure("consumer: frame " + std::to_string(m) + " was never asked for");
-    if (r.last_frame >= 0 && m <= static_cast<std::uint64_t>(r.last_frame)) r.increasing = false;
-    const char* slot = view.data<char>() + (m % slots) * slot_bytes;
-    ok_or_fail(produced.wait(stream.get(), m + 1), "consumer: waiting for 'produced'");
-    check_cuda(gpu::check_stamped_frame(reinterpret_cast<const std::uint64_t*>(slot),
-                                        reinterpret_cast<const std::uint32_t*>(slot + slot_header_bytes), slot_words,
-                                        m, log.get<std::uint64_t>() + 2 * m, errors.get<unsigned long long>(),
-                                        stream.get()),
-               "check_stamped_frame");
-    ok_or_fail(consumed.signal(stream.get(), m + 1), "consumer: signalling 'consumed'");
-    if (r.first_frame < 0) r.first_frame = static_cast<std::int64_t>(m);
-    r.last_frame = static_cast<std::int64_t>(m);
-    ++r.frames_seen;
+    if (event->what == ipc::subscriber_event::kind::frame) consume(event->frame);
   }
-  wait_stream(stream.get(), "the consumer's stream");
-  std::vector<std::uint64_t> host(total * 2);
-  MEMBRIDGE_IPC_BENCH_CUDA(cudaMemcpy(host.data(), log.get(), host.size() * sizeof(std::uint64_t), cudaMemcpyDeviceToHost));
-  MEMBRIDGE_IPC_BENCH_CUDA(cudaMemcpy(&r.wrong, errors.get(), sizeof r.wrong, cudaMemcpyDeviceToHost));
+}
+
+consumer_result frame_consumer::finish() {
+  wait_stream(stream_.get(), "the consumer's stream");
+  consumer_result r = std::move(r_);
+  std::vector<std::uint64_t> host(total_ * 2);
+  MEMBRIDGE_IPC_BENCH_CUDA(cudaMemcpy(host.data(), log_.get(), host.size() * sizeof(std::uint64_t), cudaMemcpyDeviceToHost));
+  MEMBRIDGE_IPC_BENCH_CUDA(cudaMemcpy(&r.wrong, errors_.get(), sizeof r.wrong, cudaMemcpyDeviceToHost));
   std::int64_t first_start = 0;
   std::uint64_t first_measured = 0;
-  for (std::uint64_t m = warmup; m < total; ++m) {
+  for (std::uint64_t m = warmup_; m < total_; ++m) {
     const auto start = static_cast<std::int64_t>(host[2 * m]);
     const auto stamp = static_cast<std::int64_t>(host[2 * m + 1]);
     if (start == 0) continue;  // an announcement this consumer missed
@@ -99,6 +106,14 @@ consumer_result consume_frames(const cuda::device& dev, const std::string& path,
     }
   }
   return r;
+}
+
+consumer_result consume_frames(const cuda::device& dev, const std::string& path, std::uint64_t total,
+                               std::uint64_t warmup, const std::function<void()>& on_ready) {
+  frame_consumer consumer(dev, path, total, warmup);
+  on_ready();
+  consumer.follow_announcements();
+  return consumer.finish();
 }
 
 namespace {
@@ -122,17 +137,8 @@ frame_run run_one(const vulkan::device_context& vk, const cuda::device& dev, con
                                   {.name = "frame_slot_v1", .stride = static_cast<std::uint32_t>(slot_bytes)}),
              "publish_buffer (frame slots)");
 
-  // The consumer: the child process, or a thread here (joined on every way out of this function).
-  consumer_result local;
-  std::exception_ptr local_error;
-  std::promise<void> local_ready;
-  std::thread consumer;
-  struct joiner {
-    std::thread& t;
-    ~joiner() {
-      if (t.joinable()) t.join();
-    }
-  } join_consumer{consumer};
+  // The consumer: the child process, or this thread (enqueueing after each frame's release).
+  std::optional<frame_consumer> local;
   if (cross) {
     frames_request q;
     q.total = total;
@@ -142,27 +148,10 @@ frame_run run_one(const vulkan::device_context& vk, const cuda::device& dev, con
     const auto ready = child.channel().receive<child_reply>(msg_kind::reply);
     if (ready.status != 0) throw bench_failure(what + ": the child process failed: " + ready.message);
   } else {
-    auto ready = local_ready.get_future();
-    const std::string path = frames.publisher().path();
-    consumer = std::thread([&, path] {
-      bool signalled = false;
-      try {
-        MEMBRIDGE_IPC_BENCH_CUDA(cudaSetDevice(dev.ordinal()));
-        local = consume_frames(dev, path, total, config.warmup, [&] {
-          signalled = true;
-          local_ready.set_value();
-        });
-      } catch (...) {
-        local_error = std::current_exception();
-        if (!signalled) local_ready.set_value();
-      }
-    });
-    if (ready.wait_for(wait_timeout) != std::future_status::ready)
-      throw bench_failure(what + ": the consumer thread did not get ready");
-    if (local_error) {
-      consumer.join();
-      std::rethrow_exception(local_error);
-    }
+    // In one process the consumer's work is enqueued by the producer's own thread, right after each
+    // frame's release (one CUDA context: a second host thread whose stream waits on the semaphore
+    // would block behind the producer's blocked launch, see docs/synchronization.md).
+    local.emplace(dev, frames.publisher().path(), total, config.warmup);
   }
   const auto deadline = std::chrono::steady_clock::now() + wait_timeout;
   while (!frames.publisher().has_consumer()) {
@@ -184,6 +173,7 @@ frame_run run_one(const vulkan::device_context& vk, const cuda::device& dev, con
     check_cuda(gpu::stamp_frame(reinterpret_cast<std::uint64_t*>(slot), n, stream.get()), "stamp_frame");
     ok_or_fail(frames.timeline().cuda_release(stream.get(), n), "cuda_release");
     ok_or_fail(frames.publish_frame(n), "publish_frame");
+    if (local) local->consume(n);
     if (n % 64 == 0) heartbeat();
   }
   ok_or_fail(frames.timeline().wait_consumed(total - 1, wait_timeout), what + ": waiting for the last frame's consumption");
@@ -206,9 +196,7 @@ frame_run run_one(const vulkan::device_context& vk, const cuda::device& dev, con
       seen.latency_ns.insert(seen.latency_ns.end(), chunk->values, chunk->values + chunk->count);
     }
   } else {
-    consumer.join();
-    if (local_error) std::rethrow_exception(local_error);
-    seen = std::move(local);
+    seen = local->finish();
   }
 
   if (seen.wrong != 0)

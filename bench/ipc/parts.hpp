@@ -7,6 +7,9 @@
 
 #include <membridge/core/units.hpp>
 #include <membridge/cuda/device.hpp>
+#include <membridge/cuda/external_semaphore.hpp>
+#include <membridge/cuda/imported_buffer.hpp>
+#include <membridge/ipc/subscriber.hpp>
 #include <membridge/vulkan/device_context.hpp>
 
 #include <cstddef>
@@ -96,6 +99,33 @@ struct consumer_result {
   std::vector<std::int64_t> latency_ns; ///< Per measured frame seen: consumer kernel start - producer stamp.
   std::int64_t gpu_span_ns = 0;         ///< Consumer kernel start of the last frame - of the first measured.
   std::uint64_t gpu_span_frames = 0;    ///< Frames in that span.
+};
+
+/// The consumer's side of (c): subscribes to the frame_publisher at `path` as its consumer, imports
+/// the "slots" buffer and both semaphores into CUDA; consume(m) enqueues, on its own stream, a wait
+/// for produced >= m + 1, check_stamped_frame on slot m % slots and the signal consumed = m + 1.
+/// follow_announcements() does that for every announced frame (another process); a consumer in the
+/// producer's own thread calls consume() itself. finish() waits for its stream and gathers results.
+class frame_consumer {
+ public:
+  frame_consumer(const cuda::device& dev, const std::string& path, std::uint64_t total, std::uint64_t warmup);
+  void consume(std::uint64_t m);
+  void follow_announcements();
+  [[nodiscard]] consumer_result finish();
+
+ private:
+  ipc::subscriber sub_;
+  cuda::imported_buffer view_;
+  cuda::external_semaphore produced_;
+  cuda::external_semaphore consumed_;
+  cuda_stream stream_;
+  device_memory log_;
+  device_memory errors_;
+  consumer_result r_;
+  std::uint64_t total_ = 0;
+  std::uint64_t warmup_ = 0;
+  std::uint64_t slots_ = 0;
+  std::uint64_t first_ = 0;
 };
 
 /// The consumer: subscribes to the frame_publisher at `path` as its consumer, imports the "slots"
