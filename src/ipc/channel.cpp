@@ -271,6 +271,48 @@ result<void> channel::send(const message& m, milliseconds timeout) {
   }
 }
 
+channel& channel::operator=(channel&& other) noexcept {
+  if (this != &other) {
+    close();
+    socket_ = std::move(other.socket_);
+    peer_ = other.peer_;
+    peer_closed_ = other.peer_closed_;
+  }
+  return *this;
+}
+
+void channel::close() noexcept {
+  if (!socket_) return;
+  // Stop the peer from queueing more, then drop what it queued (and the fds that came with it).
+  // Closing with unread messages would make the kernel report ECONNRESET to the peer ahead of
+  // the messages this side sent last (a goodbye, say).
+  (void)::shutdown(socket_.get(), SHUT_RD);
+  alignas(cmsghdr) std::array<char, control_size> control{};
+  std::array<std::byte, 256> sink{};
+  for (int i = 0; i < 4096; ++i) {
+    iovec iov{sink.data(), sink.size()};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.data();
+    msg.msg_controllen = control.size();
+    const ssize_t got = ::recvmsg(socket_.get(), &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+    if (got < 0 && (errno == EINTR || errno == ECONNRESET)) continue;
+    if (got < 0 || (got == 0 && msg.msg_controllen == 0)) break;  // drained (EAGAIN) or EOF
+    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+      if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+      const std::size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+      for (std::size_t k = 0; k < n; ++k) {
+        int fd = -1;
+        std::memcpy(&fd, CMSG_DATA(c) + k * sizeof(int), sizeof fd);
+        (void)::close(fd);
+      }
+    }
+    if (got <= 0) break;
+  }
+  socket_.reset();
+}
+
 result<message> channel::receive(milliseconds timeout) {
   constexpr const char* call = "channel::receive";
   if (!socket_) return error(errc::invalid_argument, call, "the channel is closed");
@@ -282,6 +324,7 @@ result<message> channel::receive(milliseconds timeout) {
   msghdr msg{};
   ssize_t got = -1;
   short revents = 0;
+  bool reset_seen = false;
   for (;;) {
     msg = msghdr{};
     msg.msg_iov = &iov;
@@ -291,6 +334,12 @@ result<message> channel::receive(milliseconds timeout) {
     got = ::recvmsg(socket_.get(), &msg, MSG_CMSG_CLOEXEC);
     if (got >= 0) break;
     if (errno == EINTR) continue;
+    if (errno == ECONNRESET && !reset_seen) {
+      // The peer closed with messages of ours unread. The kernel reports that once, before the
+      // messages the peer sent earlier: read on, so they still arrive and EOF ends them.
+      reset_seen = true;
+      continue;
+    }
     if (errno == ECONNRESET) {
       peer_closed_ = true;
       close();

@@ -268,6 +268,56 @@ TEST(ipc_channel, a_peer_that_closes_is_noticed_at_once) {
   EXPECT_EQ(again.error().code(), errc::invalid_argument);
 }
 
+TEST(ipc_channel, a_peer_that_closes_with_messages_unread_still_delivers_its_last_message) {
+  // b leaves messages (one with an fd) unread, says goodbye and closes: a gets the goodbye, then EOF,
+  // never ECONNRESET in its place.
+  auto p = ipc::channel::pair();
+  ASSERT_TRUE(p);
+  auto& [a, b] = *p;
+  ipc::message unread;
+  unread.type = ipc::message_type::frame;
+  ASSERT_TRUE(a.send(unread, 1s));
+  unread.fds.push_back(make_memfd("never read"));
+  ASSERT_TRUE(a.send(unread, 1s));
+  ipc::message bye;
+  bye.type = ipc::message_type::goodbye;
+  bye.payload = bytes_of("bye");
+  ASSERT_TRUE(b.send(bye, 1s));
+  b.close();
+  auto got = a.receive(1s);
+  ASSERT_TRUE(got) << got.error().message();
+  EXPECT_EQ(got->type, ipc::message_type::goodbye);
+  EXPECT_EQ(string_of(got->payload), "bye");
+  auto end = a.receive(1s);
+  ASSERT_FALSE(end);
+  EXPECT_EQ(end.error().code(), errc::protocol_error);
+  EXPECT_TRUE(a.peer_closed());
+}
+
+TEST(ipc_channel, a_peer_that_dies_with_messages_unread_still_delivers_what_it_sent) {
+  // A raw socket closed without draining (what a crash does) makes the kernel report ECONNRESET
+  // first; the channel reads on and still delivers the message sent before, then the close.
+  std::array<int, 2> sv{};
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv.data()), 0);
+  auto raw = os::unique_fd::from_native(sv[1]);
+  auto a = ipc::channel::from_native(os::unique_fd::from_native(sv[0]));
+  ASSERT_TRUE(a) << a.error().message();
+  ipc::message unread;
+  unread.type = ipc::message_type::frame;
+  ASSERT_TRUE(a->send(unread, 1s));
+  ipc::message_header h;
+  h.type = ipc::message_type::goodbye;
+  ASSERT_TRUE(raw_send(raw, datagram(h, 0), {}));
+  raw.reset();
+  auto got = a->receive(1s);
+  ASSERT_TRUE(got) << got.error().message();
+  EXPECT_EQ(got->type, ipc::message_type::goodbye);
+  auto end = a->receive(1s);
+  ASSERT_FALSE(end);
+  EXPECT_EQ(end.error().code(), errc::protocol_error);
+  EXPECT_TRUE(a->peer_closed());
+}
+
 TEST(ipc_channel, a_receive_already_waiting_wakes_when_the_peer_closes) {
   auto p = ipc::channel::pair();
   ASSERT_TRUE(p);

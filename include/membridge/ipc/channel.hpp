@@ -67,10 +67,10 @@ class channel {
   channel& operator=(const channel&) = delete;
   /// Takes over `other`'s socket; `other` becomes empty.
   channel(channel&& other) noexcept = default;
-  /// Closes this channel's socket (if any), then takes over `other`'s.
-  channel& operator=(channel&& other) noexcept = default;
-  /// Closes the socket; the peer sees EOF.
-  ~channel() = default;
+  /// Closes this channel's socket (if any, as close() does), then takes over `other`'s.
+  channel& operator=(channel&& other) noexcept;
+  /// Closes the socket as close() does; the peer sees EOF after every message sent before.
+  ~channel() { close(); }
 
   /// Sends `m` as one datagram, waiting up to `timeout` for room in the socket buffer.
   /// Errors: invalid_argument for an empty channel or a message ipc::validate_outgoing refuses
@@ -101,8 +101,11 @@ class channel {
   /// Ownership: still owned by the channel; do not close it.
   [[nodiscard]] os::borrowed_fd native() const noexcept { return socket_; }
 
-  /// Closes the socket now; the channel becomes empty.
-  void close() noexcept { socket_.reset(); }
+  /// Closes the socket now; the channel becomes empty. Messages the peer sent and this side did
+  /// not read are discarded first (their fds closed), so the peer still receives everything this
+  /// side sent before closing, then EOF (closing with unread messages would otherwise make the
+  /// kernel report ECONNRESET to the peer ahead of them).
+  void close() noexcept;
 
  private:
   channel(os::unique_fd socket, peer_credentials peer) noexcept : socket_(std::move(socket)), peer_(peer) {}
