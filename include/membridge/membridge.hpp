@@ -42,3 +42,19 @@
 #include <membridge/sync/same_gpu.hpp>
 #include <membridge/sync/vulkan_mirror.hpp>
 #endif
+
+#if MEMBRIDGE_HAS_GL
+// No GL headers: GL names are plain unsigned ints; the caller's own loader declares the functions.
+#include <membridge/gl/buffer.hpp>
+#include <membridge/gl/chunked_buffer.hpp>
+#include <membridge/gl/context.hpp>
+#include <membridge/gl/headless_context.hpp>
+#include <membridge/gl/memory_object.hpp>
+#include <membridge/gl/semaphore.hpp>
+#include <membridge/gl/texture.hpp>
+#endif
+
+#if MEMBRIDGE_HAS_GL && MEMBRIDGE_HAS_VULKAN
+#include <membridge/sync/gl_bridge.hpp>
+#include <membridge/sync/gl_frame_consumer.hpp>
+#endif

@@ -5,11 +5,12 @@ membridge_root() { cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd; }
 
 # Build dependencies, by Debian package name (third_party/README.md says what each is for).
 MEMBRIDGE_BUILD_PACKAGES=(cmake ninja-build g++ libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev
-  libvulkan-dev libvulkan-volk-dev glslc libglm-dev libstb-dev libglfw3-dev)
+  libvulkan-dev libvulkan-volk-dev glslc libglm-dev libstb-dev libglfw3-dev libgl-dev libegl-dev libepoxy-dev)
 # The bounded fuzz run: clang with libFuzzer.
 MEMBRIDGE_FUZZ_PACKAGES=(clang-16 libclang-rt-16-dev)  # clang 15+ has std::source_location
 # What the vulkan tier runs on: the loader, Mesa's lavapipe and the Khronos validation layer.
-MEMBRIDGE_VULKAN_TEST_PACKAGES=(libvulkan1 mesa-vulkan-drivers vulkan-validationlayers xvfb xauth)  # xvfb, xauth: windowed demo test
+MEMBRIDGE_VULKAN_TEST_PACKAGES=(libvulkan1 mesa-vulkan-drivers vulkan-validationlayers xvfb xauth  # xvfb, xauth: windowed demo test
+  libegl1 libegl-mesa0 libgl1-mesa-dri)  # the gl tier: EGL surfaceless on Mesa llvmpipe
 
 membridge_use_cuda_toolkit() {
   if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then

@@ -1,5 +1,7 @@
 #include <membridge/vulkan/chunked_buffer.hpp>
 
+#include <membridge/core/chunk_append.hpp>
+
 #include "detail/context_state.hpp"
 #include "detail/external_support.hpp"
 #include "detail/vk_error.hpp"
@@ -54,15 +56,7 @@ result<chunked_buffer> chunked_buffer::create(const device_context& context, con
 
 result<void> chunked_buffer::append(os::borrowed_fd fd, std::size_t offset, std::size_t size) {
   if (!valid()) return error(errc::invalid_argument, append_call, "the chunked_buffer is empty");
-  if (size == 0) return error(errc::invalid_argument, append_call, "chunk size is 0");
-  if (offset != size_)
-    return error(errc::invalid_argument, append_call,
-                 "chunks are appended in order: expected offset " + std::to_string(size_) + ", got " +
-                     std::to_string(offset));
-  if (size > reserved_size_ - size_)
-    return error(errc::invalid_argument, append_call,
-                 "the chunk would end at byte " + std::to_string(offset + size) + ", past the reserved " +
-                     std::to_string(reserved_size_));
+  MEMBRIDGE_TRY(check_chunk_append(append_call, size_, reserved_size_, offset, size));
   MEMBRIDGE_TRY(is_sparse() ? append_sparse(fd, offset, size) : append_per_chunk(fd, offset, size));
   size_ += size;
   ++generation_;

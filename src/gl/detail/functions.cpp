@@ -1,0 +1,94 @@
+#include "functions.hpp"
+
+namespace membridge::gl::detail {
+
+namespace {
+
+template <class Pfn>
+void load(Pfn& out, get_proc_address_fn get_proc_address, const char* name) noexcept {
+  out = reinterpret_cast<Pfn>(get_proc_address(name));
+}
+
+const char* gl_error_name(GLenum e) noexcept {
+  switch (e) {
+    case GL_INVALID_ENUM: return "GL_INVALID_ENUM";
+    case GL_INVALID_VALUE: return "GL_INVALID_VALUE";
+    case GL_INVALID_OPERATION: return "GL_INVALID_OPERATION";
+    case GL_INVALID_FRAMEBUFFER_OPERATION: return "GL_INVALID_FRAMEBUFFER_OPERATION";
+    case GL_OUT_OF_MEMORY: return "GL_OUT_OF_MEMORY";
+    case GL_STACK_OVERFLOW: return "GL_STACK_OVERFLOW";
+    case GL_STACK_UNDERFLOW: return "GL_STACK_UNDERFLOW";
+    default: return "GL error";
+  }
+}
+
+}  // namespace
+
+functions load_functions(get_proc_address_fn gpa) noexcept {
+  functions f;
+#define MEMBRIDGE_GL_LOAD(name) load(f.name, gpa, "gl" #name)
+  MEMBRIDGE_GL_LOAD(GetString);
+  MEMBRIDGE_GL_LOAD(GetStringi);
+  MEMBRIDGE_GL_LOAD(GetIntegerv);
+  MEMBRIDGE_GL_LOAD(GetError);
+  MEMBRIDGE_GL_LOAD(Flush);
+  MEMBRIDGE_GL_LOAD(Finish);
+  MEMBRIDGE_GL_LOAD(CreateBuffers);
+  MEMBRIDGE_GL_LOAD(DeleteBuffers);
+  MEMBRIDGE_GL_LOAD(NamedBufferStorage);
+  MEMBRIDGE_GL_LOAD(NamedBufferSubData);
+  MEMBRIDGE_GL_LOAD(GetNamedBufferSubData);
+  MEMBRIDGE_GL_LOAD(CreateTextures);
+  MEMBRIDGE_GL_LOAD(DeleteTextures);
+  MEMBRIDGE_GL_LOAD(TextureParameteri);
+  MEMBRIDGE_GL_LOAD(GetTextureImage);
+  MEMBRIDGE_GL_LOAD(TextureSubImage2D);
+  MEMBRIDGE_GL_LOAD(MemoryBarrier);
+  MEMBRIDGE_GL_LOAD(GetUnsignedBytevEXT);
+  MEMBRIDGE_GL_LOAD(GetUnsignedBytei_vEXT);
+  MEMBRIDGE_GL_LOAD(CreateMemoryObjectsEXT);
+  MEMBRIDGE_GL_LOAD(DeleteMemoryObjectsEXT);
+  MEMBRIDGE_GL_LOAD(IsMemoryObjectEXT);
+  MEMBRIDGE_GL_LOAD(MemoryObjectParameterivEXT);
+  MEMBRIDGE_GL_LOAD(NamedBufferStorageMemEXT);
+  MEMBRIDGE_GL_LOAD(TextureStorageMem2DEXT);
+  MEMBRIDGE_GL_LOAD(ImportMemoryFdEXT);
+  MEMBRIDGE_GL_LOAD(GenSemaphoresEXT);
+  MEMBRIDGE_GL_LOAD(DeleteSemaphoresEXT);
+  MEMBRIDGE_GL_LOAD(IsSemaphoreEXT);
+  MEMBRIDGE_GL_LOAD(SemaphoreParameterui64vEXT);
+  MEMBRIDGE_GL_LOAD(GetSemaphoreParameterui64vEXT);
+  MEMBRIDGE_GL_LOAD(WaitSemaphoreEXT);
+  MEMBRIDGE_GL_LOAD(SignalSemaphoreEXT);
+  MEMBRIDGE_GL_LOAD(ImportSemaphoreFdEXT);
+  MEMBRIDGE_GL_LOAD(CreateSemaphoresNV);
+  MEMBRIDGE_GL_LOAD(SemaphoreParameterivNV);
+  MEMBRIDGE_GL_LOAD(GetSemaphoreParameterivNV);
+  MEMBRIDGE_GL_LOAD(NamedBufferPageCommitmentMemNV);
+#undef MEMBRIDGE_GL_LOAD
+  return f;
+}
+
+bool ignores_memory_offset(const context_capabilities& caps) noexcept {
+  return caps.renderer.find("llvmpipe") != std::string::npos;
+}
+
+result<void> check_gl_error(const functions& fn, const char* call, std::string context) {
+  if (fn.GetError == nullptr) return {};
+  GLenum first = GL_NO_ERROR;
+  // Drain every pending error (GL keeps one flag per kind), report the first.
+  for (int i = 0; i < 16; ++i) {
+    const GLenum e = fn.GetError();
+    if (e == GL_NO_ERROR) break;
+    if (first == GL_NO_ERROR) first = e;
+  }
+  if (first == GL_NO_ERROR) return {};
+  const errc code = first == GL_OUT_OF_MEMORY                                    ? errc::out_of_memory
+                    : (first == GL_INVALID_ENUM || first == GL_INVALID_VALUE ||
+                       first == GL_INVALID_OPERATION)                             ? errc::invalid_argument
+                                                                                  : errc::internal;
+  return error::from_native(code, error_source::gl, static_cast<std::int64_t>(first), gl_error_name(first), call,
+                            std::move(context));
+}
+
+}  // namespace membridge::gl::detail

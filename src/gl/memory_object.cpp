@@ -1,0 +1,76 @@
+#include <membridge/gl/memory_object.hpp>
+
+#include "detail/functions.hpp"
+
+#include <string>
+#include <utility>
+
+namespace membridge::gl {
+
+namespace {
+
+constexpr const char* import_call = "gl::memory_object::import";
+
+}  // namespace
+
+result<memory_object> memory_object::import(const context& context, os::unique_fd fd, const memory_import_info& info) {
+  if (!context.valid()) return error(errc::invalid_argument, import_call, "the GL context is empty");
+  if (!fd.valid()) return error(errc::invalid_argument, import_call, "the fd is invalid");
+  if (info.size == 0) return error(errc::invalid_argument, import_call, "size is 0");
+  const auto& caps = context.capabilities();
+  if (!caps.memory_object || !caps.memory_object_fd)
+    return error(errc::unsupported, import_call,
+                 "importing memory needs GL_EXT_memory_object and GL_EXT_memory_object_fd (" + caps.renderer +
+                     " lacks one)");
+  const auto& state = context.state();
+  const auto& fn = state->fn;
+  MEMBRIDGE_TRY(detail::check_gl_error(fn, import_call, "a GL error was pending before the import"));
+
+  memory_object out;
+  out.state_ = state;
+  out.size_ = info.size;
+  fn.CreateMemoryObjectsEXT(1, &out.name_);
+  MEMBRIDGE_TRY(detail::check_gl_error(fn, "glCreateMemoryObjectsEXT"));
+  if (info.dedicated) {
+    const GLint dedicated = GL_TRUE;
+    fn.MemoryObjectParameterivEXT(out.name_, GL_DEDICATED_MEMORY_OBJECT_EXT, &dedicated);
+    MEMBRIDGE_TRY(detail::check_gl_error(fn, "glMemoryObjectParameterivEXT", "GL_DEDICATED_MEMORY_OBJECT_EXT"));
+  }
+  fn.ImportMemoryFdEXT(out.name_, static_cast<GLuint64>(info.size), GL_HANDLE_TYPE_OPAQUE_FD_EXT, fd.get());
+  // GL takes the fd only when the import raised no error; otherwise `fd` closes it on return (and
+  // `out` deletes the name).
+  MEMBRIDGE_TRY(detail::check_gl_error(fn, "glImportMemoryFdEXT",
+                                       "importing an opaque fd of " + std::to_string(info.size) + " bytes"));
+  static_cast<void>(fd.release());  // GL owns it now (and may already have closed it)
+  if (fn.IsMemoryObjectEXT != nullptr && fn.IsMemoryObjectEXT(out.name_) != GL_TRUE)
+    return error(errc::internal, "glIsMemoryObjectEXT",
+                 "memory object " + std::to_string(out.name_) + " does not exist after a successful import");
+  return out;
+}
+
+memory_object::memory_object(memory_object&& other) noexcept
+    : state_(std::move(other.state_)), name_(std::exchange(other.name_, 0)), size_(std::exchange(other.size_, 0)) {}
+
+memory_object& memory_object::operator=(memory_object&& other) noexcept {
+  if (this != &other) {
+    reset();
+    state_ = std::move(other.state_);
+    name_ = std::exchange(other.name_, 0);
+    size_ = std::exchange(other.size_, 0);
+  }
+  return *this;
+}
+
+memory_object::~memory_object() { reset(); }
+
+// The context must be current: the name is deleted in it. GL keeps the memory while buffers and
+// textures made from it live.
+void memory_object::reset() noexcept {
+  if (name_ != 0 && state_ && state_->fn.DeleteMemoryObjectsEXT != nullptr)
+    state_->fn.DeleteMemoryObjectsEXT(1, &name_);
+  name_ = 0;
+  size_ = 0;
+  state_.reset();
+}
+
+}  // namespace membridge::gl
