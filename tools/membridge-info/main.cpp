@@ -1,6 +1,7 @@
 // membridge-info: a preflight check that prints the CUDA driver, the devices, their UUIDs and the
-// VMM/handle capabilities membridge needs, the Vulkan devices and their interop support, as text or
-// (--json) as JSON for scripts.
+// VMM/handle capabilities membridge needs, the Vulkan devices and their interop support, the GL
+// (EGL) devices and GL interop per CUDA device, as text or (--json) as JSON for scripts.
+#include "gl_report.hpp"
 #include "report.hpp"
 
 #include <membridge/config.hpp>
@@ -20,6 +21,7 @@ using membridge::info::exit_status;
 struct command_line {
   bool json = false;                           ///< Print JSON instead of text.
   membridge::info::collect_options collect;    ///< Which libraries and devices to look at.
+  membridge::info::gl_probe_options gl;        ///< Which EGL library the GL section loads.
 };
 
 /// Declares the flags on `app`, writing into `cmd` (and `device` for --device).
@@ -34,6 +36,11 @@ void declare_flags(CLI::App& app, command_line& cmd, int& device) {
   app.add_option("--vulkan-library", cmd.collect.vulkan_library, "The Vulkan loader to load")
       ->capture_default_str()
       ->type_name("PATH");
+#if MEMBRIDGE_HAS_GL
+  app.add_option("--egl-library", cmd.gl.library, "The EGL library to load for the GL section")
+      ->capture_default_str()
+      ->type_name("PATH");
+#endif
   app.set_version_flag("--version", std::string("membridge-info ") + MEMBRIDGE_VERSION_STRING,
                        "Print membridge's version and exit");
 }
@@ -42,7 +49,8 @@ void declare_flags(CLI::App& app, command_line& cmd, int& device) {
 /// --version: 0; a usage error: 1, after CLI11 printed why), or nothing to go on.
 std::optional<int> parse(int argc, char** argv, command_line& cmd) {
   CLI::App app("Prints what membridge needs from this machine: the CUDA driver, the devices, their UUIDs\n"
-               "and VMM/handle capabilities, and the Vulkan devices with their interop support.\n"
+               "and VMM/handle capabilities, the Vulkan devices with their interop support, and the GL\n"
+               "(EGL) devices with GL interop per CUDA device.\n"
                "Exit status: 0 when a CUDA device is usable, 2 when none is (or CUDA is unavailable),\n"
                "1 for a usage error.",
                "membridge-info");
@@ -63,7 +71,13 @@ int main(int argc, char** argv) {
   command_line cmd;
   if (const auto stop = parse(argc, argv, cmd)) return *stop;
   const auto report = membridge::info::collect(cmd.collect);
+#if MEMBRIDGE_HAS_GL
+  const auto gl = membridge::info::probe_gl(report, cmd.gl);
+  const std::string text =
+      cmd.json ? membridge::info::render_json(report, gl) : membridge::info::render_text(report, gl);
+#else
   const std::string text = cmd.json ? membridge::info::render_json(report) : membridge::info::render_text(report);
+#endif
   std::fputs(text.c_str(), stdout);
   return static_cast<int>(membridge::info::exit_status_of(report));
 }
