@@ -6,9 +6,11 @@
 //      1 GiB cudaMalloc buffer;
 //  (b) a 1 GiB growth reaching the subscriber: grow() returned in the producer -> the subscriber's
 //      follow_growth and a kernel over the new range done (CLOCK_MONOTONIC, shared by both processes);
-//  (c) frame handoff through sync::frame_publisher: throughput and latency (%globaltimer stamps of
-//      the producer's last kernel and the consumer's first) with the consumer in another process
-//      versus the same pipeline with the consumer on a thread of the producer's process.
+//  (c) frame handoff from a CUDA producer thread to a Vulkan consumer: throughput and latency
+//      (produced -> consumed, seen by host waits) with the consumer in another process
+//      (sync::frame_publisher, import_into_vulkan, frame_timeline::import) versus the same Vulkan
+//      consumer in the producer's process (frame_timeline, mirror_in_vulkan); the same pair with a
+//      CUDA consumer runs too, for reference.
 // Every buffer's and frame's data is checked.
 //
 // Prints tables, one line per goal and, last, one JSON line starting with {"bench":"ipc". Exit
@@ -48,8 +50,8 @@ struct options {
 /// (--help: 0, a bad command line: exit_usage, with CLI11's message).
 std::optional<int> parse_options(int argc, char** argv, options& opts) {
   CLI::App app{"membridge cross-process benchmark: attach of a fresh 1 GiB buffer in another process (membridge "
-               "versus cudaIpcOpenMemHandle), growth reaching a subscriber, and frame handoff to a consumer process "
-               "versus a consumer thread"};
+               "versus cudaIpcOpenMemHandle), growth reaching a subscriber, and frame handoff to a Vulkan consumer in "
+               "another process versus in the producer's process"};
   run_config& c = opts.run;
   app.add_option("--rounds", c.rounds, "rounds of the attach and growth measurements (after 1 warm-up round each)")
       ->check(CLI::Range(1, 200))
@@ -64,6 +66,8 @@ std::optional<int> parse_options(int argc, char** argv, options& opts) {
   app.add_option("--frame-rounds", c.frames.rounds, "runs of each frame-handoff pipeline (their order alternates)")
       ->check(CLI::Range(1, 20))
       ->capture_default_str();
+  bool vulkan_only = false;
+  app.add_flag("--vulkan-only", vulkan_only, "frame handoff: skip the CUDA-consumer reference pipelines");
   app.add_flag("--quick", c.quick, "a short run: 5 rounds, 500 frames after 100 warm-up, 1 frame round");
   app.add_option("--json", opts.json_path, "also write the JSON line to FILE")->type_name("FILE");
   app.add_option("--device", c.device, "CUDA device ordinal")->check(CLI::NonNegativeNumber)->capture_default_str();
@@ -72,6 +76,7 @@ std::optional<int> parse_options(int argc, char** argv, options& opts) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? exit_ok : exit_usage;
   }
+  c.frames.cuda_consumers = !vulkan_only;
   if (c.quick) {
     c.rounds = 5;
     c.frames.frames = 500;

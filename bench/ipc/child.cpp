@@ -1,6 +1,6 @@
 // The second process of the benchmark: this binary re-executed with --membridge-bench-child. It
-// opens the device and warms up (context, kernels, a VMM export/import) before answering, so no
-// timing includes first-use costs; then it serves the parent's requests one at a time. Every
+// opens the device and warms up (context, kernels, a VMM export/import) and makes the Vulkan device
+// of (c)'s Vulkan consumer before answering, so no timing includes first-use costs; then it serves the parent's requests one at a time. Every
 // attach and follow is timed here, with CLOCK_MONOTONIC around the calls only; every buffer's data
 // is checked after (untimed).
 #include "ipc/parts.hpp"
@@ -13,6 +13,7 @@
 #include <membridge/cuda/vmm_allocation.hpp>
 #include <membridge/ipc/subscriber.hpp>
 #include <membridge/sync/ipc_buffers.hpp>
+#include <membridge/sync/same_gpu.hpp>
 
 #include <exception>
 #include <memory>
@@ -150,9 +151,11 @@ void follow_growth_round(const cuda::device& dev, const peer_link& parent, const
   parent.send(child_reply{});
 }
 
-/// (c) the consumer in this process; the latencies follow the reply in chunks.
-void consume(const cuda::device& dev, const peer_link& parent, const frames_request& q) {
-  const consumer_result r = consume_frames(dev, q.path, q.total, q.warmup, [&] { parent.send(child_reply{}); });
+/// (c) the consumer in this process, with the API the parent asks for.
+void consume(const cuda::device& dev, const vulkan::device_context& vk, const peer_link& parent,
+             const frames_request& q) {
+  const consumer_result r =
+      consume_in_child(dev, vk, q.api, q.path, q.total, q.warmup, [&] { parent.send(child_reply{}); });
   child_reply done;
   done.frames_seen = r.frames_seen;
   done.first_frame = r.first_frame;
@@ -161,17 +164,10 @@ void consume(const cuda::device& dev, const peer_link& parent, const frames_requ
   done.wrong = r.wrong;
   done.t[0] = r.gpu_span_ns;
   done.t[1] = static_cast<std::int64_t>(r.gpu_span_frames);
-  done.latency_count = r.latency_ns.size();
   parent.send(done);
-  auto chunk = std::make_unique<latency_chunk>();
-  for (std::size_t i = 0; i < r.latency_ns.size(); i += latency_chunk::capacity) {
-    chunk->count = static_cast<std::uint32_t>(std::min(latency_chunk::capacity, r.latency_ns.size() - i));
-    std::copy_n(r.latency_ns.begin() + static_cast<std::ptrdiff_t>(i), chunk->count, chunk->values);
-    parent.send(*chunk);
-  }
 }
 
-void serve(const cuda::device& dev, const peer_link& parent) {
+void serve(const cuda::device& dev, const vulkan::device_context& vk, const peer_link& parent) {
   for (;;) {
     switch (parent.peek_kind(idle_timeout)) {
       case msg_kind::attach_vmm:
@@ -184,7 +180,7 @@ void serve(const cuda::device& dev, const peer_link& parent) {
         follow_growth_round(dev, parent, parent.receive<growth_request>(msg_kind::growth_begin));
         break;
       case msg_kind::frames:
-        consume(dev, parent, parent.receive<frames_request>(msg_kind::frames));
+        consume(dev, vk, parent, parent.receive<frames_request>(msg_kind::frames));
         break;
       case msg_kind::quit:
         (void)parent.receive<plain_request>(msg_kind::quit);
@@ -205,8 +201,11 @@ int child_main(int device) {
     const auto dev = cuda::device::open(device);
     if (!dev) throw device_unavailable(dev.error().message());
     warm_up(*dev);
+    // (c)'s Vulkan consumer: one device for every run (making one takes ~0.1 s).
+    auto vk = sync::create_vulkan_context_for(*dev);
+    if (!vk) throw device_unavailable("no Vulkan device on the CUDA device: " + vk.error().message());
     parent.send(child_reply{});  // ready
-    serve(*dev, parent);
+    serve(*dev, *vk, parent);
     return exit_ok;
   } catch (const device_unavailable& e) {
     try {

@@ -1,5 +1,5 @@
 // bench/ipc/parts.hpp: the three measurements of the cross-process benchmark (attach, growth,
-// frame handoff), the frame consumer both the child process and the single-process comparison run,
+// frame handoff), the frame consumers of (c) (the Vulkan one lives in ipc/vulkan_consumer.hpp),
 // and the child's main loop.
 #pragma once
 
@@ -86,7 +86,8 @@ struct growth_sample {
 struct frames_config {
   std::uint64_t frames = 2000;  ///< Measured frames per run.
   std::uint64_t warmup = 200;   ///< Frames before them (not measured).
-  int rounds = 3;               ///< Runs of each pipeline; their order alternates.
+  int rounds = 3;               ///< Runs of each pipeline; their order rotates.
+  bool cuda_consumers = true;   ///< Also run the CUDA-consumer pipelines (not part of the goal).
 };
 
 /// What a consumer saw in one run.
@@ -95,26 +96,51 @@ struct consumer_result {
   std::int64_t first_frame = -1;
   std::int64_t last_frame = -1;
   bool increasing = true;
-  unsigned long long wrong = 0;         ///< Words (and headers) that did not hold their frame.
-  std::vector<std::int64_t> latency_ns; ///< Per measured frame seen: consumer kernel start - producer stamp.
-  std::int64_t gpu_span_ns = 0;         ///< Consumer kernel start of the last frame - of the first measured.
-  std::uint64_t gpu_span_frames = 0;    ///< Frames in that span.
+  unsigned long long wrong = 0;       ///< Words (and headers) that did not hold their frame.
+  std::int64_t gpu_span_ns = 0;       ///< GPU time of the consumer's last frame - of its first measured one.
+  std::uint64_t gpu_span_frames = 0;  ///< Frames in that span (0: no GPU times).
+
+  /// Counts frame `m` as consumed, checking the order.
+  void note(std::uint64_t m);
+  /// Sets the span from one GPU time (ns) per frame, 0 for frames without one; frames before
+  /// `warmup` are not measured.
+  void set_span(const std::vector<std::int64_t>& gpu_ns, std::uint64_t warmup);
 };
 
-/// The consumer's side of (c): subscribes to the frame_publisher at `path` as its consumer, imports
-/// the "slots" buffer and both semaphores into CUDA; consume(m) enqueues, on its own stream, a wait
-/// for produced >= m + 1, check_stamped_frame on slot m % slots and the signal consumed = m + 1.
-/// follow_announcements() does that for every announced frame (another process); a consumer in the
-/// producer's own thread calls consume() itself. finish() waits for its stream and gathers results.
-class frame_consumer {
+/// A consumer's subscription to the frame_publisher at `path`: joins as subscriber_role::consumer
+/// and checks that the publisher sent the "slots" buffer and both frame semaphores (the references
+/// returned stay valid until follow()).
+class frame_subscription {
  public:
-  frame_consumer(const cuda::device& dev, const std::string& path, std::uint64_t total, std::uint64_t warmup);
-  void consume(std::uint64_t m);
-  void follow_announcements();
-  [[nodiscard]] consumer_result finish();
+  explicit frame_subscription(const std::string& path);
+  [[nodiscard]] const ipc::received_buffer& slots_buffer() const;
+  [[nodiscard]] const ipc::received_semaphore& produced() const;
+  [[nodiscard]] const ipc::received_semaphore& consumed() const;
+  /// The ring's slot count (the semaphores' parameter).
+  [[nodiscard]] std::uint32_t slot_count() const noexcept { return slots_; }
+  /// The first frame this consumer may consume (frames announced before the join are not its).
+  [[nodiscard]] std::uint64_t first_frame() const noexcept { return first_; }
+  /// Calls consume(m) for every frame m the publisher announces from first_frame() on, in order,
+  /// until frame total - 1; throws when the publisher goes away or nothing comes for wait_timeout.
+  void follow(std::uint64_t total, const std::function<void(std::uint64_t)>& consume);
 
  private:
   ipc::subscriber sub_;
+  std::uint32_t slots_ = 0;
+  std::uint64_t first_ = 0;
+};
+
+/// The CUDA consumer: imports the subscription's buffer and both semaphores into CUDA;
+/// consume(m) enqueues, on its own stream, a wait for produced >= m + 1, check_stamped_frame on
+/// slot m % slots (every word, the header; %globaltimer at its start) and the signal consumed = m + 1.
+/// No host wait. finish() waits for its stream and gathers the results.
+class cuda_frame_consumer {
+ public:
+  cuda_frame_consumer(const cuda::device& dev, const frame_subscription& sub, std::uint64_t total, std::uint64_t warmup);
+  void consume(std::uint64_t m);
+  [[nodiscard]] consumer_result finish();
+
+ private:
   cuda::imported_buffer view_;
   cuda::external_semaphore produced_;
   cuda::external_semaphore consumed_;
@@ -128,32 +154,32 @@ class frame_consumer {
   std::uint64_t first_ = 0;
 };
 
-/// The consumer: subscribes to the frame_publisher at `path` as its consumer, imports the "slots"
-/// buffer and the two semaphores into CUDA, calls `on_ready`, then for every frame m announced
-/// (0 .. total - 1): its stream waits produced >= m + 1, check_stamped_frame reads slot m % slots
-/// (stamps %globaltimer, checks the words), and the stream signals consumed = m + 1. No host wait
-/// in the loop. Used by the child process and by the single-process comparison's thread.
-[[nodiscard]] consumer_result consume_frames(const cuda::device& dev, const std::string& path, std::uint64_t total,
-                                             std::uint64_t warmup, const std::function<void()>& on_ready);
-
 /// One run of one pipeline.
 struct frame_run {
-  double frames_per_s = 0;       ///< Measured frames / host time from enqueuing the first one to consumed.
-  double gpu_interval_us = 0;    ///< Mean interval between consumer kernel starts (%globaltimer).
-  std::vector<double> latency_us;  ///< Per measured frame: producer stamp -> consumer kernel start.
+  double frames_per_s = 0;         ///< Measured frames / host time from enqueuing the first one to consumed.
+  double gpu_interval_us = 0;      ///< Mean interval between the consumer's per-frame GPU times (0: none).
+  std::vector<double> latency_us;  ///< Per measured frame: produced reached -> consumed reached (host waits).
   std::uint64_t frames_seen = 0;   ///< Frames the consumer consumed (of warmup + frames).
 };
 
-/// Both pipelines, `rounds` runs each.
+/// The four pipelines, `rounds` runs each (empty for the CUDA ones when not asked for).
 struct frames_results {
-  std::vector<frame_run> cross;   ///< Consumer in the child process.
-  std::vector<frame_run> single;  ///< Consumer on a thread of this process.
+  std::vector<frame_run> vulkan_cross;   ///< Vulkan consumer in the child process (imported memory and timeline).
+  std::vector<frame_run> vulkan_single;  ///< Vulkan consumer in this process (mirror_in_vulkan, the same timeline).
+  std::vector<frame_run> cuda_cross;     ///< CUDA consumer in the child process.
+  std::vector<frame_run> cuda_single;    ///< CUDA consumer enqueued by the producer's thread, this process.
 };
 
-/// Runs (c).
+/// Runs (c). `vk` is this process's Vulkan device on `dev`'s GPU.
 [[nodiscard]] frames_results run_frames(const vulkan::device_context& vk, const cuda::device& dev,
                                         const child_process& child, const std::string& socket_path,
                                         const frames_config& config);
+
+/// The child's side of a cross-process run of (c): subscribes at `path`, calls `on_ready`, consumes
+/// frames 0 .. total - 1 with `api` (`vk`: the child's Vulkan device, for the Vulkan consumer).
+[[nodiscard]] consumer_result consume_in_child(const cuda::device& dev, const vulkan::device_context& vk,
+                                               consumer_api api, const std::string& path, std::uint64_t total,
+                                               std::uint64_t warmup, const std::function<void()>& on_ready);
 
 // ------------------------------------------------------------------------------------- the child ---
 

@@ -40,6 +40,32 @@ std::vector<double> column(const std::vector<Row>& rows, Pick pick) {
   return out;
 }
 
+/// One pipeline of (c) over its runs.
+struct pipeline_digest {
+  summary fps;           // per run
+  summary gpu_interval;  // per run
+  summary latency;       // every measured frame of every run
+  double latency_p99 = 0.0;
+  std::uint64_t frames_seen_min = 0;
+};
+
+pipeline_digest digest_runs(const std::vector<frame_run>& runs) {
+  pipeline_digest d;
+  d.fps = summarize(column(runs, [](const frame_run& x) { return x.frames_per_s; }));
+  d.gpu_interval = summarize(column(runs, [](const frame_run& x) { return x.gpu_interval_us; }));
+  std::vector<double> all;
+  for (const frame_run& r : runs) all.insert(all.end(), r.latency_us.begin(), r.latency_us.end());
+  d.latency = summarize(all);
+  d.latency_p99 = percentile(all, 0.99);
+  d.frames_seen_min = runs.empty() ? 0 : runs.front().frames_seen;
+  for (const frame_run& r : runs) d.frames_seen_min = std::min(d.frames_seen_min, r.frames_seen);
+  return d;
+}
+
+std::vector<double> fps_of(const std::vector<frame_run>& runs) {
+  return column(runs, [](const frame_run& x) { return x.frames_per_s; });
+}
+
 /// Every number the report shows, computed once.
 struct digest {
   // (a)
@@ -52,25 +78,12 @@ struct digest {
   // (b)
   summary grow, publish, delivery, follow, touch, to_followed, total;
   // (c)
-  summary cross_fps, single_fps, cross_gpu_interval, single_gpu_interval;
-  summary cross_latency, single_latency;
-  double cross_latency_p99 = 0.0, single_latency_p99 = 0.0;
-  ratio throughput;  // cross / single, per round
-  std::uint64_t cross_frames_seen_min = 0, single_frames_seen_min = 0;
+  pipeline_digest vulkan_cross, vulkan_single, cuda_cross, cuda_single;
+  ratio vulkan_throughput;  // Vulkan consumer: cross / single, per round (the goal)
+  ratio cuda_throughput;    // CUDA consumer: cross / single, per round (reference)
+  bool cuda_ran = false;
   std::vector<goal> goals;
 };
-
-std::vector<double> pooled_latencies(const std::vector<frame_run>& runs) {
-  std::vector<double> all;
-  for (const frame_run& r : runs) all.insert(all.end(), r.latency_us.begin(), r.latency_us.end());
-  return all;
-}
-
-std::uint64_t min_seen(const std::vector<frame_run>& runs) {
-  std::uint64_t m = runs.empty() ? 0 : runs.front().frames_seen;
-  for (const frame_run& r : runs) m = std::min(m, r.frames_seen);
-  return m;
-}
 
 digest make_digest(const run_results& r) {
   digest d;
@@ -99,26 +112,20 @@ digest make_digest(const run_results& r) {
   d.total = summarize(column(g, [](const growth_sample& x) { return x.total_us; }));
 
   const auto& f = r.frames;
-  const auto fps = [](const frame_run& x) { return x.frames_per_s; };
-  const auto interval = [](const frame_run& x) { return x.gpu_interval_us; };
-  d.cross_fps = summarize(column(f.cross, fps));
-  d.single_fps = summarize(column(f.single, fps));
-  d.cross_gpu_interval = summarize(column(f.cross, interval));
-  d.single_gpu_interval = summarize(column(f.single, interval));
-  const auto cross_latency = pooled_latencies(f.cross);
-  const auto single_latency = pooled_latencies(f.single);
-  d.cross_latency = summarize(cross_latency);
-  d.single_latency = summarize(single_latency);
-  d.cross_latency_p99 = percentile(cross_latency, 0.99);
-  d.single_latency_p99 = percentile(single_latency, 0.99);
-  d.throughput = compare(column(f.cross, fps), column(f.single, fps));
-  d.cross_frames_seen_min = min_seen(f.cross);
-  d.single_frames_seen_min = min_seen(f.single);
+  d.vulkan_cross = digest_runs(f.vulkan_cross);
+  d.vulkan_single = digest_runs(f.vulkan_single);
+  d.vulkan_throughput = compare(fps_of(f.vulkan_cross), fps_of(f.vulkan_single));
+  d.cuda_ran = !f.cuda_cross.empty() && !f.cuda_single.empty();
+  if (d.cuda_ran) {
+    d.cuda_cross = digest_runs(f.cuda_cross);
+    d.cuda_single = digest_runs(f.cuda_single);
+    d.cuda_throughput = compare(fps_of(f.cuda_cross), fps_of(f.cuda_single));
+  }
 
   // Ratios are judged by the median of the per-round ratios (the same round of both methods).
   const double attach = d.attach_total.paired.median;
   const double growth_ms = d.total.median / 1000.0;
-  const double throughput = d.throughput.paired.median;
+  const double throughput = d.vulkan_throughput.paired.median;
   d.goals = {
       {"attach_ratio",
        "attach of a fresh 1 GiB buffer in a second process, membridge 1 chunk (connect + import_into_cuda) / "
@@ -129,8 +136,8 @@ digest make_digest(const run_results& r) {
        "range done (median, ms)",
        "<=", growth_latency_goal_ms, growth_ms, growth_ms <= growth_latency_goal_ms},
       {"frame_throughput_ratio",
-       "frame handoff throughput, consumer in another process / consumer thread in the producer's process (median "
-       "of per-round ratios)",
+       "frame handoff throughput to a Vulkan consumer, consumer in another process / in the producer's process "
+       "(median of per-round ratios)",
        ">=", frame_throughput_goal, throughput, throughput >= frame_throughput_goal},
   };
   return d;
@@ -213,11 +220,13 @@ void print_report(std::ostream& out, const run_config& config, const run_environ
   growth.print(out);
   out << '\n';
 
-  out << "(c) frame handoff, producer -> consumer through sync::frame_publisher (" << frame_slots << " slots of "
-      << format_bytes(slot_bytes) << ", " << config.frames.frames << " frames after " << config.frames.warmup
-      << " warm-up, " << config.frames.rounds << " rounds;\n"
-      << "    frames/s over the producer's host time; latency = consumer kernel start - producer stamp, both "
-         "%globaltimer; every slot checked)\n";
+  out << "(c) frame handoff, CUDA producer thread -> consumer (" << frame_slots << " slots of " << format_bytes(slot_bytes)
+      << ", " << config.frames.frames << " frames after " << config.frames.warmup << " warm-up, " << config.frames.rounds
+      << " rounds, pipelines interleaved;\n"
+      << "    frames/s over the producer's host time, first measured frame enqueued -> last frame consumed; latency =\n"
+      << "    host waits in the producer's process seeing frame n's `produced` then its `consumed` value\n"
+      << "    (CLOCK_MONOTONIC, release -> consumer done); GPU interval between the consumer's frames: Vulkan\n"
+      << "    timestamps after its copy, CUDA %globaltimer at its kernel's start; every frame's slot checked)\n";
   text_table frames({{"pipeline"},
                      {"frames/s", align::right},
                      {"GPU interval us", align::right},
@@ -225,16 +234,22 @@ void print_report(std::ostream& out, const run_config& config, const run_environ
                      {"p90 us", align::right},
                      {"p99 us", align::right},
                      {"max us", align::right}});
-  frames.add_row({"consumer in another process", fixed(d.cross_fps.median, 0), fixed(d.cross_gpu_interval.median, 1),
-                  fixed(d.cross_latency.median, 1), fixed(d.cross_latency.p90, 1), fixed(d.cross_latency_p99, 1),
-                  fixed(d.cross_latency.max, 1)});
-  frames.add_row({"consumer thread, same process", fixed(d.single_fps.median, 0), fixed(d.single_gpu_interval.median, 1),
-                  fixed(d.single_latency.median, 1), fixed(d.single_latency.p90, 1), fixed(d.single_latency_p99, 1),
-                  fixed(d.single_latency.max, 1)});
+  const auto frame_row = [](std::string_view label, const pipeline_digest& p) {
+    return std::vector<std::string>{std::string(label),     fixed(p.fps.median, 0),     fixed(p.gpu_interval.median, 1),
+                                    fixed(p.latency.median, 1), fixed(p.latency.p90, 1), fixed(p.latency_p99, 1),
+                                    fixed(p.latency.max, 1)};
+  };
+  frames.add_row(frame_row("Vulkan consumer, another process", d.vulkan_cross));
+  frames.add_row(frame_row("Vulkan consumer, producer's process", d.vulkan_single));
+  if (d.cuda_ran) {
+    frames.add_row(frame_row("CUDA consumer, another process (ref.)", d.cuda_cross));
+    frames.add_row(frame_row("CUDA consumer, producer's context (ref.)", d.cuda_single));
+  }
   frames.print(out);
   out << '\n';
-  text_table frame_ratio = ratio_table("ratio cross-process / single process");
-  frame_ratio.add_row(ratio_row("throughput (frames/s)", d.throughput));
+  text_table frame_ratio = ratio_table("throughput ratio cross-process / single process");
+  frame_ratio.add_row(ratio_row("Vulkan consumer (the goal)", d.vulkan_throughput));
+  if (d.cuda_ran) frame_ratio.add_row(ratio_row("CUDA consumer (ref.: no context switch in one process)", d.cuda_throughput));
   frame_ratio.print(out);
   out << '\n';
 
@@ -268,6 +283,7 @@ json report_json(const run_config& config, const run_environment& env, const run
                    {"frames", config.frames.frames},
                    {"warmup_frames", config.frames.warmup},
                    {"frame_rounds", config.frames.rounds},
+                   {"cuda_consumers", config.frames.cuda_consumers},
                    {"slots", frame_slots},
                    {"slot_bytes", slot_bytes}};
   out["attach"] = {{"vmm_1_chunk",
@@ -293,19 +309,22 @@ json report_json(const run_config& config, const run_environment& env, const run
                    {"touch_us", to_json(d.touch, 2)},
                    {"to_followed_us", to_json(d.to_followed, 2)},
                    {"total_us", to_json(d.total, 2)}};
-  out["frames"] = {{"cross_process",
-                    {{"frames_per_s", to_json(d.cross_fps, 1)},
-                     {"gpu_interval_us", to_json(d.cross_gpu_interval, 2)},
-                     {"latency_us", to_json(d.cross_latency, 2)},
-                     {"latency_p99_us", rounded(d.cross_latency_p99, 2)},
-                     {"frames_seen_min", d.cross_frames_seen_min}}},
-                   {"single_process",
-                    {{"frames_per_s", to_json(d.single_fps, 1)},
-                     {"gpu_interval_us", to_json(d.single_gpu_interval, 2)},
-                     {"latency_us", to_json(d.single_latency, 2)},
-                     {"latency_p99_us", rounded(d.single_latency_p99, 2)},
-                     {"frames_seen_min", d.single_frames_seen_min}}},
-                   {"ratio_throughput_cross_over_single", ratio_json(d.throughput)}};
+  const auto pipeline_json = [](const pipeline_digest& p) {
+    return json{{"frames_per_s", to_json(p.fps, 1)},
+                {"gpu_interval_us", to_json(p.gpu_interval, 2)},
+                {"latency_us", to_json(p.latency, 2)},
+                {"latency_p99_us", rounded(p.latency_p99, 2)},
+                {"frames_seen_min", p.frames_seen_min}};
+  };
+  out["frames"] = {{"latency_method", "host waits in the producer's process: produced(n) reached -> consumed(n) reached"},
+                   {"vulkan_consumer",
+                    {{"cross_process", pipeline_json(d.vulkan_cross)},
+                     {"single_process", pipeline_json(d.vulkan_single)},
+                     {"ratio_throughput_cross_over_single", ratio_json(d.vulkan_throughput)}}}};
+  if (d.cuda_ran)
+    out["frames"]["cuda_consumer"] = {{"cross_process", pipeline_json(d.cuda_cross)},
+                                      {"single_process", pipeline_json(d.cuda_single)},
+                                      {"ratio_throughput_cross_over_single", ratio_json(d.cuda_throughput)}};
   json goals = json::object();
   bool all_met = true;
   for (const goal& g : d.goals) {

@@ -152,7 +152,12 @@ enum class msg_kind : std::uint32_t {
   quit = 7,           ///< plain_request
   // child -> parent
   reply = 100,        ///< child_reply
-  latencies = 101,    ///< latency_chunk
+};
+
+/// Which API the consumer of (c) reads the slots with.
+enum class consumer_api : std::uint32_t {
+  vulkan = 0,  ///< vulkan_frame_consumer: per frame a copy of the slot's stamp and words (the goal's pair).
+  cuda = 1,    ///< cuda_frame_consumer: per frame a kernel checking every word of the slot.
 };
 
 /// Longest socket path a request carries (sun_path holds 108 bytes with the NUL).
@@ -209,9 +214,10 @@ struct growth_verify_request {
   std::uint64_t size = 0;
 };
 
-/// Consume frames 0 .. total - 1 of the frame_publisher at `path` as its consumer.
+/// Consume frames 0 .. total - 1 of the frame_publisher at `path` as its consumer, with `api`.
 struct frames_request {
   msg_kind kind = msg_kind::frames;
+  consumer_api api = consumer_api::vulkan;
   std::uint64_t total = 0;
   std::uint64_t warmup = 0;
   char path[path_capacity] = {};
@@ -229,16 +235,7 @@ struct child_reply {
   std::int64_t first_frame = -1;     ///< The first frame consumed.
   std::int64_t last_frame = -1;      ///< The last.
   std::int32_t increasing = 1;       ///< 1 when every frame was larger than the one before.
-  std::uint64_t latency_count = 0;   ///< latency_chunk values that follow this reply.
   char message[400] = {};
-};
-
-/// Per-frame latencies (ns) following a frames reply, in frame order.
-struct latency_chunk {
-  static constexpr std::size_t capacity = 4096;
-  msg_kind kind = msg_kind::latencies;
-  std::uint32_t count = 0;
-  std::int64_t values[capacity] = {};
 };
 
 /// A connected SOCK_SEQPACKET socket to the other process; sends and receives the structs above.
