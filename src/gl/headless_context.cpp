@@ -148,7 +148,7 @@ result<headless_context> headless_context::create(const headless_options& option
   const bool surfaceless = options.allow_software && egl->has_surfaceless_platform();
   if (!egl->can_enumerate_devices() && !surfaceless)
     return error(errc::driver_unavailable, create_call,
-                 options.library + " lacks EGL_EXT_device_enumeration / EGL_EXT_platform_device (client extensions: " +
+                 options.library + " lacks EGL_EXT_device_enumeration (or EGL_EXT_device_base) / EGL_EXT_platform_device (client extensions: " +
                      (egl->client_extensions.empty() ? std::string("none") : egl->client_extensions) + ")");
   const auto previous = detail::save_current(egl->fn);
   const auto wrap = [](std::unique_ptr<detail::egl_state> state, context gl) {

@@ -172,8 +172,12 @@ bool egl_library::has_client_extension(std::string_view name) const noexcept {
 }
 
 bool egl_library::can_enumerate_devices() const noexcept {
-  return has_client_extension("EGL_EXT_device_enumeration") && has_client_extension("EGL_EXT_platform_device") &&
-         fn.QueryDevicesEXT != nullptr && fn.GetPlatformDisplayEXT != nullptr;
+  // EGL_EXT_device_base is EGL_EXT_device_enumeration + EGL_EXT_device_query in one name (what
+  // libglvnd's libEGL advertises on NVIDIA machines).
+  const bool enumeration =
+      has_client_extension("EGL_EXT_device_enumeration") || has_client_extension("EGL_EXT_device_base");
+  return enumeration && has_client_extension("EGL_EXT_platform_device") && fn.QueryDevicesEXT != nullptr &&
+         fn.GetPlatformDisplayEXT != nullptr;
 }
 
 bool egl_library::has_surfaceless_platform() const noexcept {
