@@ -424,7 +424,7 @@ std::vector<steady_size> run_steady(const bench_env& env) {
           out[z].membridge.blocks.push_back(vmm[z]->run_block(1));
       }
   for (std::size_t z = 0; z < sizes.size(); ++z) {
-    legacy[z]->verify("part (a), " + sizes[z].name + ", legacy");
+    check_peer([&] { legacy[z]->verify("part (a), " + sizes[z].name + ", legacy"); });
     vmm[z]->verify("part (a), " + sizes[z].name + ", membridge");
   }
   return out;
@@ -453,7 +453,7 @@ steps_result run_steps(const bench_env& env) {
         case path::membridge: lane.blocks.push_back(vmm.run_block(lane.steps)); break;
       }
     }
-  legacy.verify("part (c), legacy");
+  check_peer([&] { legacy.verify("part (c), legacy"); });
   vmm.verify("part (c), membridge");
   return out;
 }

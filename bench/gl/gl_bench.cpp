@@ -94,6 +94,9 @@ int run(const options& opts) {
       throw bench::device_unavailable(membridge::format_bytes(free_bytes) + " free, the benchmark needs " +
                                       membridge::format_bytes(need));
   }
+  // Declared before the GL context so it is destroyed after it: on the H100 (driver 580), GL calls
+  // failed with EGL_NOT_INITIALIZED once the process's last VkInstance was gone.
+  std::optional<membridge::vulkan::device_context> vk;
   auto made = membridge::sync::create_gl_context_for(cu);
   if (!made) throw bench::device_unavailable("no GL context on the CUDA device's GPU: " + made.error().message());
   const membridge::gl::headless_context gl = std::move(made).value();
@@ -134,7 +137,6 @@ int run(const options& opts) {
   env.import_on_render_thread = opts.import_on_render_thread;
 
   // The frame timeline's semaphores come from Vulkan; GL imports them as timeline semaphores.
-  std::optional<membridge::vulkan::device_context> vk;
   if (!caps.semaphore_import() || !caps.timeline_semaphore) {
     env.order = ordering::host;
     info.ordering_note = std::string("GL lacks ") +
@@ -166,7 +168,9 @@ int run(const options& opts) {
     if (!file) throw bench::bench_failure("cannot write the JSON line to " + opts.json_path);
   }
   glFinish();
-  return bench::exit_ok;
+  for (const auto& failure : peer_data_failures())
+    std::cout << "DATA CHECK FAILED (legacy interop, the peer): " << failure << "\n";
+  return peer_data_failures().empty() ? bench::exit_ok : bench::exit_failed;
 }
 
 }  // namespace

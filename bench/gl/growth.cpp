@@ -224,8 +224,8 @@ growth_round legacy_round(const growth_plan& p, std::uint32_t round_id) {
     check_gl("legacy growth frames");
     finish_gpu_intervals(r, clock);
     check_data(wrong.read(), (size - p.region) / 4, "part (b), legacy: persistent words after growth (CUDA check)");
-    frames_seen.verify("part (b), legacy: frame words");
-    persistent_seen.verify("part (b), legacy: persistent words read by GL across growth");
+    check_peer([&] { frames_seen.verify("part (b), legacy: frame words"); });
+    check_peer([&] { persistent_seen.verify("part (b), legacy: persistent words read by GL across growth"); });
   } catch (...) {
     if (res != nullptr) (void)cudaGraphicsUnregisterResource(res);
     throw;

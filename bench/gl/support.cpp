@@ -86,9 +86,30 @@ gl_buffer gl_buffer::with_data(std::size_t bytes) {
   gl_buffer b;
   glCreateBuffers(1, &b.name_);
   glNamedBufferData(b.name_, static_cast<GLsizeiptr>(bytes), nullptr, GL_DYNAMIC_DRAW);
-  check_gl("glCreateBuffers + glNamedBufferData(" + std::to_string(bytes) + " bytes)");
+  // Cleared once, so the storage exists before CUDA registers it (drivers may allocate lazily).
+  const std::uint32_t zero = 0;
+  glClearNamedBufferData(b.name_, GL_R32UI, GL_RED_INTEGER, GL_UNSIGNED_INT, &zero);
+  glFinish();
+  check_gl("glCreateBuffers + glNamedBufferData + glClearNamedBufferData(" + std::to_string(bytes) + " bytes)");
   return b;
 }
+
+namespace {
+std::vector<std::string>& peer_failures() {
+  static std::vector<std::string> failures;
+  return failures;
+}
+}  // namespace
+
+void check_peer(const std::function<void()>& check) {
+  try {
+    check();
+  } catch (const bench_failure& e) {
+    peer_failures().emplace_back(e.what());
+  }
+}
+
+const std::vector<std::string>& peer_data_failures() { return peer_failures(); }
 
 gl_buffer gl_buffer::with_storage(std::size_t bytes) {
   gl_buffer b;

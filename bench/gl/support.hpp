@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <exception>
 #include <mutex>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -36,6 +37,13 @@ using bench::device_unavailable;
 inline constexpr std::chrono::seconds wait_timeout{20};
 
 // ------------------------------------------------------------------------------------ failures ---
+
+/// Runs `check` (a data check that throws bench_failure) for the legacy peer: a wrong word in the peer's
+/// frames is recorded (peer_data_failures(), printed with the report; the run then exits 1) instead of
+/// ending the run, so membridge's figures and the peer's failure are both reported.
+void check_peer(const std::function<void()>& check);
+/// The peer data checks that failed so far.
+[[nodiscard]] const std::vector<std::string>& peer_data_failures();
 
 /// The value of a membridge result; throws bench_failure with `doing` and the error's message.
 template <class T>

@@ -124,6 +124,9 @@ class gpu_source final : public frame_source {
   }
 
   result<void> finish(std::uint64_t submitted) override {
+    // GL was told to wait (on the GPU) for every submitted frame: let the producer make them all
+    // before stopping it, or GL would wait for frames that never come.
+    if (submitted > 0 && !failure()) (void)timeline_.wait_produced(submitted - 1, wait_limit);
     stop();
     if (auto failed = failure()) {
       unblock(submitted);

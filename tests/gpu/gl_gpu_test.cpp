@@ -107,6 +107,10 @@ struct gl_calls {
 struct process_gl {
   std::optional<result<gl::headless_context>> made;
   gl_calls fn;
+  // A Vulkan device kept for the whole process: on the H100 (driver 580) every GL call failed with
+  // EGL_NOT_INITIALIZED after the warm-up's Vulkan device (and the process's last VkInstance) was
+  // destroyed, so one instance outlives the GL context here.
+  std::optional<vulkan::device_context> vulkan;
 };
 
 process_gl& shared_gl(const cuda::device& dev) {
@@ -1051,8 +1055,9 @@ void warm_up_gl() {
                                            {.width = 64, .height = 64, .internal_format = GL_RGBA8});
       }
     }
-    if (vk && context.gl().capabilities().semaphore_import() && context.gl().capabilities().timeline_semaphore) {
-      if (auto sem = vulkan::timeline_semaphore::create(*vk, 0, true)) {
+    if (vk) state.vulkan.emplace(std::move(*vk));
+    if (state.vulkan && context.gl().capabilities().semaphore_import() && context.gl().capabilities().timeline_semaphore) {
+      if (auto sem = vulkan::timeline_semaphore::create(*state.vulkan, 0, true)) {
         if (auto fd = sem->export_fd()) {
           if (auto imported = gl::semaphore::import(context.gl(), *fd, gl::semaphore_kind::timeline)) {
             (void)imported->signal(1);
