@@ -169,7 +169,12 @@ class vmm_lane {
     const std::size_t bytes = round_up(stride_ * env.slots, env.cu->granularity());
     buffer_ = value_or_fail(cuda::growable_buffer::create(*env.cu, {.size = bytes, .max_size = bytes}),
                             "growable_buffer::create (frame slots)");
-    view_ = value_or_fail(sync::mirror_in_gl(env.gl->gl(), buffer_), "sync::mirror_in_gl (frame slots)");
+    // CUDA touches the slots before GL imports them, and the one chunk that never grows is one plain GL
+    // buffer (on the H100 a sparse view and a chunk imported before CUDA first wrote it misbehaved).
+    check_cuda(cudaMemset(buffer_.data(), 0, buffer_.capacity()), "cudaMemset (frame slots)");
+    check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize (frame slots)");
+    view_ = value_or_fail(sync::mirror_in_gl(env.gl->gl(), buffer_, membridge::gl::growth_mode::per_chunk),
+                          "sync::mirror_in_gl (frame slots)");
     if (view_.segments().size() != 1) throw bench_failure("the frame slots' GL view has more than one segment");
     segment_ = view_.segments()[0];
     if (env.order == ordering::semaphores) {

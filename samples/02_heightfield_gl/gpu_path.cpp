@@ -336,12 +336,16 @@ result<void> run_gpu(run_environment& env, exit_status& status) {
                                           "allocating " + membridge::format_bytes(*rounded) + " for the heights"));
     if (const cudaError_t rc = cudaMemset(buffer.data(), 0, buffer.size()); rc != cudaSuccess)
       return cuda_error(rc, "cudaMemset", "clearing the heights");
+    if (const cudaError_t rc = cudaDeviceSynchronize(); rc != cudaSuccess)
+      return cuda_error(rc, "cudaDeviceSynchronize", "clearing the heights");
     MEMBRIDGE_TRY_ASSIGN(auto timeline, membridge::sync::frame_timeline::create(vk, device, {.slots = o.slots})
                                             .with_context("creating the frame timeline"));
 
     const auto import_start = std::chrono::steady_clock::now();
     MEMBRIDGE_TRY_ASSIGN(auto view,
-                         membridge::sync::mirror_in_gl(gl, buffer).with_context("importing the heights into GL"));
+                         // One chunk that never grows: one plain GL buffer over it (a sparse buffer gains nothing).
+                         membridge::sync::mirror_in_gl(gl, buffer, membridge::gl::growth_mode::per_chunk)
+                             .with_context("importing the heights into GL"));
     path_description d;
     d.import_ms = ms_since(import_start);
     if (view.segments().size() != 1)

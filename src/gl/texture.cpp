@@ -80,7 +80,16 @@ result<texture> texture::create(std::shared_ptr<const memory_object> memory, con
   // The tiling must be set before the storage is (GL_EXT_memory_object).
   fn.TextureParameteri(out.name_, GL_TEXTURE_TILING_EXT,
                        info.linear_tiling ? GL_LINEAR_TILING_EXT : GL_OPTIMAL_TILING_EXT);
-  MEMBRIDGE_TRY(detail::check_gl_error(fn, "glTextureParameteri", "GL_TEXTURE_TILING_EXT"));
+  if (auto tiled = detail::check_gl_error(fn, "glTextureParameteri", "GL_TEXTURE_TILING_EXT"); !tiled) {
+    // NVIDIA's GL (driver 580) answers GL_INVALID_VALUE to GL_LINEAR_TILING_EXT: a missing feature.
+    if (info.linear_tiling && tiled.error().code() == errc::invalid_argument)
+      return error::from_native(errc::unsupported, error_source::gl, tiled.error().native_code(),
+                                std::string(tiled.error().native_name()), "glTextureParameteri",
+                                "this GL driver (" + ctx.capabilities().renderer +
+                                    ") does not take GL_LINEAR_TILING_EXT textures on imported memory; use optimal "
+                                    "tiling (a Vulkan optimal image on the same memory, or a CUDA array)");
+    return std::move(tiled).error();
+  }
   fn.TextureStorageMem2DEXT(out.name_, static_cast<GLsizei>(info.levels), info.internal_format,
                             static_cast<GLsizei>(info.width), static_cast<GLsizei>(info.height),
                             out.memory_->name(), static_cast<GLuint64>(memory_offset));

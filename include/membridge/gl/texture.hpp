@@ -30,8 +30,9 @@ struct texture_info {
 class texture {
  public:
   /// Imports `fd` (duplicated; the caller keeps it) and makes the texture at `memory_offset`.
-  /// Errors: invalid_argument for an empty fd, zero width/height/levels, format 0; the errors of
-  /// memory_object::import and glTextureStorageMem2DEXT (e.g. a format the driver refuses).
+  /// Errors: invalid_argument for an empty fd, zero width/height/levels, format 0; unsupported when the
+  /// driver refuses linear tiling (NVIDIA's GL, driver 580, does); the errors of memory_object::import
+  /// and glTextureStorageMem2DEXT (e.g. a format the driver refuses).
   /// Ownership: borrows `fd`; the texture owns its memory object and GL name.
   [[nodiscard]] static result<texture> import(const context& context, os::borrowed_fd fd, const memory_import_info& memory,
                                               const texture_info& info, std::size_t memory_offset = 0);
