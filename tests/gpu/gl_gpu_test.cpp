@@ -803,6 +803,37 @@ TEST_F(gl_ping_pong_gpu_test, semaphore_ping_pong_200_rounds_stays_in_order) {
 
 class gl_growth_gpu_test : public gl_gpu_test {
  protected:
+  /// Hands the view's buffers between CUDA (after a host sync) and GL through a Vulkan timeline semaphore
+  /// imported into GL, listing the buffers: GL_EXT_semaphore makes only the listed objects coherent, and
+  /// on the H100 a second GL read after CUDA rewrote the memory returned the old bytes without it.
+  struct handoff {
+    vulkan::timeline_semaphore vk;
+    gl::semaphore gl;
+    std::uint64_t value = 0;
+  };
+
+  static std::vector<unsigned int> names_of(const gl::chunked_buffer& view) {
+    std::vector<unsigned int> names;
+    for (const gl::buffer_segment& seg : view.segments()) names.push_back(seg.buffer);
+    return names;
+  }
+
+  /// CUDA's writes (already synchronised on the host) become visible to GL commands issued after this.
+  static void cuda_to_gl(handoff& h, const gl::chunked_buffer& view) {
+    const auto names = names_of(view);
+    ++h.value;
+    MB_OK(h.vk.signal(h.value));
+    MB_OK(h.gl.wait(h.value, {.buffers = names}));
+  }
+
+  /// GL's writes so far become visible to CUDA work issued after this returns.
+  static void gl_to_cuda(handoff& h, const gl::chunked_buffer& view) {
+    const auto names = names_of(view);
+    ++h.value;
+    MB_OK(h.gl.signal(h.value, {.buffers = names}));
+    MB_OK(h.vk.wait(h.value, 10s));
+  }
+
   /// Samples of every chunk (start, middle, end) and across every chunk boundary, read through the
   /// view and compared with the pattern CUDA wrote (word index = byte offset / 4).
   void expect_view_holds(const gl::chunked_buffer& view, const cuda::growable_buffer& buffer, std::size_t bytes,
@@ -828,6 +859,16 @@ class gl_growth_gpu_test : public gl_gpu_test {
   }
 
   void grow_twice(gl::growth_mode mode) {
+    process_gl& state = shared_gl(dev_);
+    ASSERT_TRUE(state.vulkan.has_value()) << "no Vulkan device for the handoff semaphore";
+    ASSERT_TRUE(gl().capabilities().semaphore_import() && gl().capabilities().timeline_semaphore);
+    auto vk_sem = vulkan::timeline_semaphore::create(*state.vulkan, 0, true);
+    MB_OK(vk_sem);
+    auto sem_fd = vk_sem->export_fd();
+    MB_OK(sem_fd);
+    auto gl_sem = gl::semaphore::import(gl(), *sem_fd, gl::semaphore_kind::timeline);
+    MB_OK(gl_sem);
+    handoff h{std::move(*vk_sem), std::move(*gl_sem), 0};
     cuda::chunk_policy policy;
     policy.min_chunk = 64_MiB;
     policy.max_chunk = 256_MiB;
@@ -853,6 +894,7 @@ class gl_growth_gpu_test : public gl_gpu_test {
     const std::uint32_t seed_before = fresh_seed();
     MB_CUDA_OK(gpu::fill_pattern(buffer->data(), buffer->capacity(), seed_before));
     MB_CUDA_OK(cudaDeviceSynchronize());
+    cuda_to_gl(h, *view);
     ASSERT_NO_FATAL_FAILURE(expect_view_holds(*view, *buffer, buffer->capacity(), seed_before));
     const std::size_t first_capacity = buffer->capacity();
 
@@ -882,12 +924,14 @@ class gl_growth_gpu_test : public gl_gpu_test {
     ASSERT_GE(buffer->chunk_count(), 3U);
     std::cout << "[ GL GROW  ] " << buffer->chunk_count() << " chunks, capacity " << buffer->capacity() << std::endl;
     // The bytes written before growth are still there, seen through the grown view.
+    cuda_to_gl(h, *view);
     ASSERT_NO_FATAL_FAILURE(expect_view_holds(*view, *buffer, first_capacity, seed_before));
 
     // CUDA fills everything, GL reads every chunk and boundary.
     const std::uint32_t seed = fresh_seed();
     MB_CUDA_OK(gpu::fill_pattern(buffer->data(), buffer->capacity(), seed));
     MB_CUDA_OK(cudaDeviceSynchronize());
+    cuda_to_gl(h, *view);
     ASSERT_NO_FATAL_FAILURE(expect_view_holds(*view, *buffer, buffer->capacity(), seed));
 
     // GL writes 4 MiB straddling the last chunk boundary; CUDA reads them.
@@ -898,6 +942,7 @@ class gl_growth_gpu_test : public gl_gpu_test {
     std::vector<std::uint32_t> words(bytes / 4);
     for (std::size_t i = 0; i < words.size(); ++i) words[i] = gpu::pattern(i, gl_seed);
     ASSERT_EQ(write_view(*view, at, bytes, words.data()), 0U);
+    gl_to_cuda(h, *view);
     MB_OK(gl().finish());
     EXPECT_EQ(mismatches(buffer->data<unsigned char>() + at, bytes, gl_seed), 0U)
         << "CUDA read of GL's write across the boundary at " << newest.offset;
