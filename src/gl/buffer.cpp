@@ -84,8 +84,21 @@ result<void> buffer::read(std::size_t offset, void* out, std::size_t bytes) cons
   if (bytes == 0) return ok();
   if (out == nullptr) return error(errc::invalid_argument, "gl::buffer::read", "the destination is null");
   const auto& fn = functions_of(*memory_);
-  fn.GetNamedBufferSubData(name_, static_cast<GLintptr>(offset), static_cast<GLsizeiptr>(bytes), out);
-  return detail::check_gl_error(fn, "glGetNamedBufferSubData", range_text(offset, bytes));
+  if (fn.CopyNamedBufferSubData == nullptr) {
+    fn.GetNamedBufferSubData(name_, static_cast<GLintptr>(offset), static_cast<GLsizeiptr>(bytes), out);
+    return detail::check_gl_error(fn, "glGetNamedBufferSubData", range_text(offset, bytes));
+  }
+  // Through a GL-owned staging buffer: on an H100 (driver 580) glGetNamedBufferSubData on a buffer over
+  // imported memory answered a second read with the first read's bytes after CUDA had rewritten the
+  // memory; a GPU copy reads the memory itself.
+  GLuint staging = 0;
+  fn.CreateBuffers(1, &staging);
+  fn.NamedBufferStorage(staging, static_cast<GLsizeiptr>(bytes), nullptr, 0);
+  fn.CopyNamedBufferSubData(name_, staging, static_cast<GLintptr>(offset), 0, static_cast<GLsizeiptr>(bytes));
+  fn.GetNamedBufferSubData(staging, 0, static_cast<GLsizeiptr>(bytes), out);
+  auto checked = detail::check_gl_error(fn, "glCopyNamedBufferSubData + glGetNamedBufferSubData", range_text(offset, bytes));
+  fn.DeleteBuffers(1, &staging);
+  return checked;
 }
 
 result<void> buffer::write(std::size_t offset, const void* data, std::size_t bytes) const {

@@ -121,6 +121,30 @@ TEST_F(gl_memory_test, buffer_reads_what_vulkan_wrote_and_vulkan_sees_gl_writes)
   EXPECT_EQ(memory->words()[size / 4], pattern(seed, size / 4)) << "GL wrote past the buffer";
 }
 
+TEST_F(gl_memory_test, a_second_read_sees_what_the_exporter_rewrote_in_between) {
+  // read() goes through a GPU copy: a direct glGetNamedBufferSubData returned the first read's bytes
+  // again on NVIDIA after the other API rewrote the memory.
+  constexpr std::size_t size = 256u << 10;
+  constexpr std::size_t allocation = size + llvmpipe_slack;
+  auto memory = exported_memory::allocate(vk.context, allocation);
+  ASSERT_TRUE(memory) << memory.error().message();
+  const std::uint32_t first_seed = fresh_seed();
+  fill(memory->words(), allocation / 4, first_seed);
+  auto fd = memory->export_fd();
+  ASSERT_TRUE(fd) << fd.error().message();
+  auto buffer = gl::buffer::import(context(), *fd, {.size = allocation}, size);
+  ASSERT_TRUE(buffer) << buffer.error().message();
+  std::vector<std::uint32_t> words(size / 4, 0xDEADBEEFU);
+  ASSERT_TRUE(buffer->read(0, words.data(), size));
+  EXPECT_EQ(first_mismatch(words.data(), words.size(), first_seed), no_mismatch);
+
+  const std::uint32_t second_seed = first_seed ^ 0xA5A5A5A5U;
+  fill(memory->words(), allocation / 4, second_seed);
+  std::fill(words.begin(), words.end(), 0xDEADBEEFU);
+  ASSERT_TRUE(buffer->read(0, words.data(), size));
+  EXPECT_EQ(first_mismatch(words.data(), words.size(), second_seed), no_mismatch);
+}
+
 TEST_F(gl_memory_test, buffer_read_and_write_check_their_range) {
   constexpr std::size_t size = 64u << 10;
   auto memory = exported_memory::allocate(vk.context, size + llvmpipe_slack);

@@ -263,8 +263,12 @@ class gl_gpu_test : public gpu_test {
       const std::size_t lo = std::max(offset, seg.offset);
       const std::size_t hi = std::min(offset + bytes, seg.offset + seg.size);
       if (lo >= hi) continue;
-      fn().GetNamedBufferSubData(seg.buffer, static_cast<GLintptr>(seg.buffer_offset + (lo - seg.offset)),
-                                 static_cast<GLsizeiptr>(hi - lo), out + (lo - offset) / 4);
+      // Through a GL-owned copy: a direct glGetNamedBufferSubData of memory-object storage answered
+      // with stale bytes on the H100 once CUDA had rewritten the memory.
+      const gl_scratch_buffer staging(fn(), hi - lo, 0xFFFFFFFFU);
+      fn().CopyNamedBufferSubData(seg.buffer, staging.name(), static_cast<GLintptr>(seg.buffer_offset + (lo - seg.offset)),
+                                  0, static_cast<GLsizeiptr>(hi - lo));
+      fn().GetNamedBufferSubData(staging.name(), 0, static_cast<GLsizeiptr>(hi - lo), out + (lo - offset) / 4);
       covered += hi - lo;
     }
     return bytes - covered;

@@ -54,7 +54,9 @@ class buffer {
   /// The memory object it is bound to.
   [[nodiscard]] const std::shared_ptr<const memory_object>& memory() const noexcept { return memory_; }
 
-  /// glGetNamedBufferSubData into `out` (tests, tools: a host read-back that waits for GL work).
+  /// Copies the range into a GL-owned staging buffer (glCopyNamedBufferSubData) and reads that back
+  /// (glGetNamedBufferSubData) into `out`: tests and tools; it waits for GL work. (Reading the buffer
+  /// directly returned stale bytes on NVIDIA once the other API had rewritten the memory.)
   /// Errors: invalid_argument for a range outside the buffer; GL errors.
   [[nodiscard]] result<void> read(std::size_t offset, void* out, std::size_t bytes) const;
   /// glNamedBufferSubData from `data`. Errors: as read().

@@ -38,6 +38,7 @@ functions load_functions(get_proc_address_fn gpa) noexcept {
   MEMBRIDGE_GL_LOAD(NamedBufferStorage);
   MEMBRIDGE_GL_LOAD(NamedBufferSubData);
   MEMBRIDGE_GL_LOAD(GetNamedBufferSubData);
+  MEMBRIDGE_GL_LOAD(CopyNamedBufferSubData);
   MEMBRIDGE_GL_LOAD(CreateTextures);
   MEMBRIDGE_GL_LOAD(DeleteTextures);
   MEMBRIDGE_GL_LOAD(TextureParameteri);

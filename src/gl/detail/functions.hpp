@@ -32,6 +32,7 @@ struct functions {
   PFNGLNAMEDBUFFERSTORAGEPROC NamedBufferStorage = nullptr;
   PFNGLNAMEDBUFFERSUBDATAPROC NamedBufferSubData = nullptr;
   PFNGLGETNAMEDBUFFERSUBDATAPROC GetNamedBufferSubData = nullptr;
+  PFNGLCOPYNAMEDBUFFERSUBDATAPROC CopyNamedBufferSubData = nullptr;
   PFNGLCREATETEXTURESPROC CreateTextures = nullptr;
   pfn_delete_textures DeleteTextures = nullptr;
   PFNGLTEXTUREPARAMETERIPROC TextureParameteri = nullptr;
