@@ -60,9 +60,9 @@ result<chunked_buffer> chunked_buffer::create(const context& context, std::size_
   chunked_buffer out;
   out.state_ = context.state();
   out.reserved_size_ = reserved_size;
-  // automatic is per-chunk for now: on the H100 (driver 580), after a sparse buffer was committed to
-  // imported memory, reads of memory-object buffers in that context returned wrong bytes (gpu tier,
-  // gl_growth_gpu_test). Sparse stays available when asked for explicitly.
+  // automatic is per-chunk for now: on the H100 (driver 580) the runs that drew from a sparse view
+  // went wrong (sample 02 never saw GL signal its first frame; the GL benchmark's frames read wrong
+  // words) while the same code on plain buffers worked. Sparse stays available when asked for.
   if (mode != growth_mode::sparse) return out;
 
   MEMBRIDGE_TRY_ASSIGN(out.sparse_name_, make_sparse_buffer(out.state_->fn, reserved_size));

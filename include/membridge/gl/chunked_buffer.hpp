@@ -18,7 +18,7 @@ namespace membridge::gl {
 
 /// How a chunked_buffer presents several chunks to GL.
 enum class growth_mode : std::uint8_t {
-  automatic = 0,  ///< per_chunk for now (sparse GL growth misbehaved on an H100, driver 580; see docs/synchronization.md).
+  automatic = 0,  ///< per_chunk for now (drawing from sparse GL views went wrong on an H100, driver 580; see docs/synchronization.md).
   sparse,         ///< One sparse buffer over the reserved size; each chunk committed with glNamedBufferPageCommitmentMemNV.
   per_chunk,      ///< The re-import path: one GL buffer per imported chunk (segments()); new chunks get new names.
 };
