@@ -34,14 +34,6 @@ double thread_cpu_ns() {
 
 // -------------------------------------------------------------------------------- CUDA objects ---
 
-cuda_stream::cuda_stream() { MEMBRIDGE_FRAME_LOOP_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
-
-cuda_stream::~cuda_stream() {
-  if (stream_ != nullptr)
-    if (const cudaError_t rc = cudaStreamDestroy(stream_); rc != cudaSuccess)
-      std::cerr << "warning: cudaStreamDestroy: " << cuda_error_text(rc) << '\n';
-}
-
 cuda_event::cuda_event() { MEMBRIDGE_FRAME_LOOP_CUDA(cudaEventCreate(&event_)); }
 
 cuda_event::~cuda_event() {

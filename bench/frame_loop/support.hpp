@@ -27,6 +27,7 @@ namespace membridge::bench::frame_loop {
 /// benchmark shares (cuda_support.hpp), named here too: for frame_loop:: and `using namespace`.
 using bench::bench_failure;
 using bench::check_cuda;
+using bench::cuda_stream;
 using bench::cuda_error_text;
 using bench::device_unavailable;
 using bench::exit_failed;
@@ -73,21 +74,6 @@ using steady = std::chrono::steady_clock;
 
 // -------------------------------------------------------------------------------- CUDA objects ---
 
-/// A non-blocking CUDA stream (cudaStreamCreateWithFlags / cudaStreamDestroy). Move-only.
-class cuda_stream {
- public:
-  cuda_stream();
-  cuda_stream(const cuda_stream&) = delete;
-  cuda_stream& operator=(const cuda_stream&) = delete;
-  cuda_stream(cuda_stream&& other) noexcept : stream_(std::exchange(other.stream_, nullptr)) {}
-  cuda_stream& operator=(cuda_stream&&) = delete;
-  ~cuda_stream();
-  /// The stream, owned by this object.
-  [[nodiscard]] cudaStream_t get() const noexcept { return stream_; }
-
- private:
-  cudaStream_t stream_ = nullptr;
-};
 
 /// A CUDA event with timing (cudaEventCreate / cudaEventDestroy). Move-only.
 class cuda_event {

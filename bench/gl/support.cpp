@@ -41,14 +41,6 @@ std::int64_t thread_cpu_ns() noexcept {
 
 // -------------------------------------------------------------------------------- CUDA objects ---
 
-cuda_stream::cuda_stream() { MEMBRIDGE_GL_BENCH_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
-
-cuda_stream::~cuda_stream() {
-  if (stream_ != nullptr) (void)cudaStreamDestroy(stream_);
-}
-
-void cuda_stream::synchronize() const { MEMBRIDGE_GL_BENCH_CUDA(cudaStreamSynchronize(stream_)); }
-
 device_counter::device_counter() {
   MEMBRIDGE_GL_BENCH_CUDA(cudaMalloc(&p_, sizeof *p_));
   MEMBRIDGE_GL_BENCH_CUDA(cudaMemset(p_, 0, sizeof *p_));

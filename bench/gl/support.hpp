@@ -115,22 +115,6 @@ class region_timer {
 
 // -------------------------------------------------------------------------------- CUDA objects ---
 
-/// A non-blocking CUDA stream. Move-only.
-class cuda_stream {
- public:
-  cuda_stream();
-  cuda_stream(const cuda_stream&) = delete;
-  cuda_stream& operator=(const cuda_stream&) = delete;
-  cuda_stream(cuda_stream&& other) noexcept : stream_(std::exchange(other.stream_, nullptr)) {}
-  cuda_stream& operator=(cuda_stream&&) = delete;
-  ~cuda_stream();
-  [[nodiscard]] cudaStream_t get() const noexcept { return stream_; }
-  /// cudaStreamSynchronize; a failure ends the benchmark.
-  void synchronize() const;
-
- private:
-  cudaStream_t stream_ = nullptr;
-};
 
 /// One unsigned long long of device memory (cudaMalloc), for mismatch counts. Move-only.
 class device_counter {

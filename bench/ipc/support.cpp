@@ -40,12 +40,6 @@ std::int64_t monotonic_ns() noexcept {
 
 // ---------------------------------------------------------------------------------------- CUDA ---
 
-cuda_stream::cuda_stream() { MEMBRIDGE_IPC_BENCH_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
-
-cuda_stream::~cuda_stream() {
-  if (stream_ != nullptr) (void)cudaStreamDestroy(stream_);
-}
-
 device_memory::device_memory(std::size_t bytes) { MEMBRIDGE_IPC_BENCH_CUDA(cudaMalloc(&p_, bytes)); }
 
 device_memory& device_memory::operator=(device_memory&& other) noexcept {

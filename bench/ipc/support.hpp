@@ -71,20 +71,6 @@ void ok_or_fail(const result<void>& r, std::string_view doing);
 
 // -------------------------------------------------------------------------------- CUDA objects ---
 
-/// A non-blocking CUDA stream. Move-only.
-class cuda_stream {
- public:
-  cuda_stream();
-  cuda_stream(const cuda_stream&) = delete;
-  cuda_stream& operator=(const cuda_stream&) = delete;
-  cuda_stream(cuda_stream&& other) noexcept : stream_(std::exchange(other.stream_, nullptr)) {}
-  cuda_stream& operator=(cuda_stream&&) = delete;
-  ~cuda_stream();
-  [[nodiscard]] cudaStream_t get() const noexcept { return stream_; }
-
- private:
-  cudaStream_t stream_ = nullptr;
-};
 
 /// Device memory from cudaMalloc. Move-only.
 class device_memory {

@@ -19,6 +19,16 @@ void check_cuda(cudaError_t rc, std::string_view call, std::source_location wher
   if (rc != cudaSuccess) throw bench_failure(where_text(where) + ' ' + std::string(call) + ": " + cuda_error_text(rc));
 }
 
+cuda_stream::cuda_stream() { check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags"); }
+
+cuda_stream::~cuda_stream() {
+  if (stream_ != nullptr)
+    if (const cudaError_t rc = cudaStreamDestroy(stream_); rc != cudaSuccess)
+      std::cerr << "warning: cudaStreamDestroy: " << cuda_error_text(rc) << '\n';
+}
+
+void cuda_stream::synchronize() const { check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); }
+
 void open_runtime_device(int ordinal) {
   int count = 0;
   if (const cudaError_t rc = cudaGetDeviceCount(&count); rc != cudaSuccess)

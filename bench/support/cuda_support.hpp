@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace membridge::bench {
 
@@ -42,6 +43,29 @@ class device_unavailable : public std::runtime_error {
 
 /// Throws bench_failure naming the place, the call and CUDA's error unless `rc` is cudaSuccess.
 void check_cuda(cudaError_t rc, std::string_view call, std::source_location where = std::source_location::current());
+
+// -------------------------------------------------------------------------------- CUDA objects ---
+
+/// A non-blocking CUDA stream (cudaStreamCreateWithFlags / cudaStreamDestroy). Move-only.
+/// Ownership: the object owns the stream; a failure to create it ends the benchmark.
+class cuda_stream {
+ public:
+  cuda_stream();
+  cuda_stream(const cuda_stream&) = delete;
+  cuda_stream& operator=(const cuda_stream&) = delete;
+  /// Takes over `other`'s stream; `other` becomes empty.
+  cuda_stream(cuda_stream&& other) noexcept : stream_(std::exchange(other.stream_, nullptr)) {}
+  cuda_stream& operator=(cuda_stream&&) = delete;
+  /// cudaStreamDestroy (a failure is printed as a warning).
+  ~cuda_stream();
+  /// The stream. Ownership: still owned by this object.
+  [[nodiscard]] cudaStream_t get() const noexcept { return stream_; }
+  /// cudaStreamSynchronize; a failure ends the benchmark.
+  void synchronize() const;
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
 
 // -------------------------------------------------------------------------------------- device ---
 
