@@ -1,6 +1,6 @@
 // probe_gl(): the OpenGL section from a real libEGL, through membridge::gl::headless_context
 // (libEGL is dlopened, never linked; GL functions come through eglGetProcAddress).
-#include "gl_report.hpp"
+#include "report.hpp"
 
 #include <membridge/gl/headless_context.hpp>
 #include <membridge/os/dynamic_library.hpp>

@@ -160,25 +160,4 @@ json make_gl_json(const gl_report& g) {
   return j;
 }
 
-std::string render_text(const report& r, const gl_report& g) {
-  std::string out = render_text(r);
-  std::string section;
-  append_gl_text(section, g);
-  // render_text(r) ends with the summary: the section goes before it, the verdicts after it.
-  const auto summary = out.rfind("\nSummary: ");
-  out.insert(summary == std::string::npos ? out.size() : summary, section);
-  return out + gl_interop_lines(g);
-}
-
-json make_json(const report& r, const gl_report& g) {
-  json j = make_json(r);
-  j["gl"] = make_gl_json(g);
-  return j;
-}
-
-std::string render_json(const report& r, const gl_report& g) {
-  // Names and driver messages are not guaranteed UTF-8: replace bad bytes instead of throwing.
-  return make_json(r, g).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
-}
-
 }  // namespace membridge::info

@@ -4,8 +4,6 @@
 // Probing never fails: every failure becomes part of the report. No GL header here.
 #pragma once
 
-#include "report.hpp"
-
 #include <membridge/core/device_uuid.hpp>
 #include <membridge/core/error.hpp>
 
@@ -63,12 +61,6 @@ struct gl_report {
   std::vector<gl_device_report> cuda_devices;  ///< One per listed CUDA device, in the CUDA section's order.
 };
 
-/// Loads libEGL, lists the EGL devices (a context made and destroyed on each) and, for every CUDA
-/// device of `r`, makes a headless GL context on the GPU with its UUID, reads what it offers and
-/// destroys it again; then judges each (judge_gl_interop). Leaves no context current.
-/// Only in builds with the gl module (MEMBRIDGE_HAS_GL).
-[[nodiscard]] gl_report probe_gl(const report& r, const gl_probe_options& options);
-
 /// Sets `d.ready` and `d.reason` from what was found for it (`egl_found` and `library` from the section).
 void judge_gl_interop(gl_device_report& d, const gl_report& g);
 
@@ -80,14 +72,5 @@ void append_gl_text(std::string& out, const gl_report& g);
 
 /// The OpenGL section as JSON, in the schema README.md documents.
 [[nodiscard]] nlohmann::ordered_json make_gl_json(const gl_report& g);
-
-/// render_text(r) with the OpenGL section before the summary and the GL verdicts after it.
-[[nodiscard]] std::string render_text(const report& r, const gl_report& g);
-
-/// make_json(r) with "gl" after "vulkan".
-[[nodiscard]] nlohmann::ordered_json make_json(const report& r, const gl_report& g);
-
-/// make_json(r, g), indented by two spaces, with a trailing newline.
-[[nodiscard]] std::string render_json(const report& r, const gl_report& g);
 
 }  // namespace membridge::info

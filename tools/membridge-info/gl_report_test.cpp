@@ -1,6 +1,6 @@
 // membridge-info's OpenGL section without a GL driver: the verdicts, the JSON and text of hand-made
 // sections beside the fake CUDA device, and an EGL library that is missing for real.
-#include "gl_report.hpp"
+#include "report.hpp"
 
 #include "fake_driver_test.hpp"
 
@@ -14,6 +14,13 @@
 #include <utility>
 
 namespace {
+
+/// `r` with `g` as its OpenGL section (what membridge-info's main does with probe_gl's answer).
+membridge::info::report with_gl(membridge::info::report r, const membridge::info::gl_report& g) {
+  r.gl = g;
+  return r;
+}
+
 
 using membridge::device_uuid;
 using membridge::errc;
@@ -149,7 +156,7 @@ class gl_report_test : public membridge::testing::fake_driver_test {
 
 TEST_F(gl_report_test, json_of_the_gl_section_has_the_documented_shape) {
   const auto [r, g] = machine();
-  const auto j = membridge::info::make_json(r, g);
+  const auto j = membridge::info::make_json(with_gl(r, g));
   EXPECT_EQ(keys_of(j), "membridge cuda vulkan gl ");
   const auto& s = j["gl"];
   EXPECT_EQ(keys_of(s), "egl_found library error devices cuda_devices ");
@@ -187,12 +194,12 @@ TEST_F(gl_report_test, json_of_the_gl_section_has_the_documented_shape) {
   EXPECT_EQ(on_gpu["ready"], true);
   // The rest of the report is make_json(r)'s, unchanged.
   EXPECT_EQ(j["cuda"], membridge::info::make_json(r)["cuda"]);
-  EXPECT_EQ(nlohmann::json::parse(membridge::info::render_json(r, g))["gl"]["cuda_devices"][0]["ready"], true);
+  EXPECT_EQ(nlohmann::json::parse(membridge::info::render_json(with_gl(r, g)))["gl"]["cuda_devices"][0]["ready"], true);
 }
 
 TEST_F(gl_report_test, text_lists_egl_devices_and_gl_per_cuda_device_before_the_summary) {
   const auto [r, g] = machine();
-  const std::string text = membridge::info::render_text(r, g);
+  const std::string text = membridge::info::render_text(with_gl(r, g));
   EXPECT_TRUE(contains(text, "\nOpenGL (EGL)\n  EGL found:                    yes\n"
                              "  library:                      libEGL.so.1\n"
                              "  EGL devices:                  2\n"))
@@ -226,13 +233,13 @@ TEST_F(gl_report_test, a_gpu_without_a_context_shows_the_error_and_no_capability
   gl_report g = egl_with({llvmpipe_egl_device(0)});
   g.cuda_devices.push_back(judged(g, std::nullopt, membridge::error(errc::invalid_argument, "gl::headless_context::create",
                                                                     "no EGL device is on GPU " + std::string(gpu_uuid))));
-  const std::string text = membridge::info::render_text(r, g);
+  const std::string text = membridge::info::render_text(with_gl(r, g));
   EXPECT_TRUE(contains(text, "\n  headless context:             no\n  error:                        invalid_argument\n")) << text;
   EXPECT_FALSE(contains(text, "GL_EXT_semaphore_fd:")) << text;
   EXPECT_TRUE(contains(text, "  CUDA device 0: GL interop: not ready (no EGL device is on this GPU (EGL lists: " +
                                  std::string(llvmpipe) + "))\n"))
       << text;
-  const auto j = membridge::info::make_json(r, g)["gl"]["cuda_devices"][0];
+  const auto j = membridge::info::make_json(with_gl(r, g))["gl"]["cuda_devices"][0];
   EXPECT_TRUE(j["context"].is_null());
   EXPECT_EQ(j["error"]["category"], "invalid_argument");
   EXPECT_EQ(j["ready"], false);
@@ -259,12 +266,12 @@ TEST_F(gl_report_test, a_missing_egl_library_is_a_reported_state) {
   EXPECT_FALSE(d.ready);
   EXPECT_EQ(d.reason, "the EGL library libEGL-does-not-exist.so.1 could not be loaded");
 
-  const auto j = membridge::info::make_json(r, g)["gl"];
+  const auto j = membridge::info::make_json(with_gl(r, g))["gl"];
   EXPECT_EQ(j["egl_found"], false);
   EXPECT_EQ(j["error"]["category"], "driver_unavailable");
   EXPECT_TRUE(contains(j["error"]["message"].get<std::string>(), "libEGL-does-not-exist.so.1"));
   EXPECT_EQ(j["devices"], nlohmann::ordered_json::array());
-  const std::string text = membridge::info::render_text(r, g);
+  const std::string text = membridge::info::render_text(with_gl(r, g));
   EXPECT_TRUE(contains(text, "\nOpenGL (EGL)\n  EGL found:                    no\n"
                              "  library:                      libEGL-does-not-exist.so.1\n"
                              "  error:                        driver_unavailable\n"))

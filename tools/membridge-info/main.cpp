@@ -70,14 +70,11 @@ std::optional<int> parse(int argc, char** argv, command_line& cmd) {
 int main(int argc, char** argv) {
   command_line cmd;
   if (const auto stop = parse(argc, argv, cmd)) return *stop;
-  const auto report = membridge::info::collect(cmd.collect);
+  auto report = membridge::info::collect(cmd.collect);
 #if MEMBRIDGE_HAS_GL
-  const auto gl = membridge::info::probe_gl(report, cmd.gl);
-  const std::string text =
-      cmd.json ? membridge::info::render_json(report, gl) : membridge::info::render_text(report, gl);
-#else
-  const std::string text = cmd.json ? membridge::info::render_json(report) : membridge::info::render_text(report);
+  report.gl = membridge::info::probe_gl(report, cmd.gl);
 #endif
+  const std::string text = cmd.json ? membridge::info::render_json(report) : membridge::info::render_text(report);
   std::fputs(text.c_str(), stdout);
   return static_cast<int>(membridge::info::exit_status_of(report));
 }

@@ -304,8 +304,10 @@ std::string render_text(const report& r) {
   std::string out = "membridge " + r.membridge_version + "\n";
   cuda_section(out, r.cuda);
   if (r.vulkan) append_vulkan_text(out, *r.vulkan);
+  if (r.gl) append_gl_text(out, *r.gl);
   out += "\nSummary: " + summary(r.cuda) + "\n";
   out += interop_lines(r.cuda);
+  if (r.gl) out += gl_interop_lines(*r.gl);
   return out;
 }
 
@@ -315,6 +317,7 @@ json make_json(const report& r) {
   j["membridge"]["version"] = r.membridge_version;
   j["cuda"] = json_of(r.cuda);
   j["vulkan"] = r.vulkan ? make_vulkan_json(*r.vulkan) : json(nullptr);
+  if (r.gl) j["gl"] = make_gl_json(*r.gl);
   return j;
 }
 

@@ -2,6 +2,7 @@
 // for people or JSON for scripts. Collecting never fails: every failure becomes part of the report.
 #pragma once
 
+#include "gl_report.hpp"
 #include "vulkan_report.hpp"
 
 #include <membridge/core/error.hpp>
@@ -86,11 +87,12 @@ struct cuda_report {
   std::vector<cuda_device_report> devices;  ///< The listed devices (all, or the one asked for).
 };
 
-/// The whole report. Later sections (GL) are added as members beside `cuda` and `vulkan`.
+/// The whole report.
 struct report {
   std::string membridge_version;        ///< MEMBRIDGE_VERSION_STRING of this build.
   cuda_report cuda;                     ///< The CUDA driver and devices.
   std::optional<vulkan_report> vulkan;  ///< The Vulkan loader and devices; empty when not probed.
+  std::optional<gl_report> gl;          ///< EGL devices and GL per CUDA device; empty when not probed (probe_gl).
 };
 
 /// Loads the driver named by `options.cuda_library` and collects the CUDA section from it (or reports
@@ -105,6 +107,12 @@ struct report {
 /// Matches Vulkan devices to listed CUDA devices by UUID: sets each Vulkan device's `cuda_ordinal`
 /// and each CUDA device's `vulkan_interop` verdict. Does nothing when `r.vulkan` is empty.
 void link_vulkan(report& r);
+
+/// Loads libEGL, lists the EGL devices (a context made and destroyed on each) and, for every CUDA
+/// device of `r`, makes a headless GL context on the GPU with its UUID, reads what it offers and
+/// destroys it again; then judges each (judge_gl_interop). Leaves no context current.
+/// Only in builds with the gl module (MEMBRIDGE_HAS_GL); store the result in `r.gl`.
+[[nodiscard]] gl_report probe_gl(const report& r, const gl_probe_options& options);
 
 /// The report of a machine where the driver failed to load with `load_error`.
 [[nodiscard]] report collect_unavailable(error load_error, const collect_options& options);
