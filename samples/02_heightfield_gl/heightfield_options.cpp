@@ -1,6 +1,8 @@
 // The command line of membridge_heightfield_gl (CLI11).
 #include "heightfield_options.hpp"
 
+#include "view_cli.hpp"
+
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -40,14 +42,7 @@ parsed_command_line parse_command_line(int argc, const char* const* argv) {
       ->capture_default_str()
       ->check(CLI::Range(std::uint32_t{1}, max_slots))
       ->type_name("S");
-  app.add_option("--width", o.width, "Image width in pixels")
-      ->capture_default_str()
-      ->check(CLI::Range(std::uint32_t{16}, std::uint32_t{16384}))
-      ->type_name("PIXELS");
-  app.add_option("--height", o.height, "Image height in pixels")
-      ->capture_default_str()
-      ->check(CLI::Range(std::uint32_t{16}, std::uint32_t{16384}))
-      ->type_name("PIXELS");
+  samples::add_image_size(app, o.width, o.height);
   app.add_flag("--cpu", o.cpu, "Step the field on the CPU even when a CUDA device exists");
   app.add_flag("--host-ordering", o.host_ordering,
                "Order frames with host waits (GL fences, Vulkan semaphore host waits) even when GL can wait on "
@@ -57,26 +52,16 @@ parsed_command_line parse_command_line(int argc, const char* const* argv) {
                "Without a CUDA device exit 77 (CTest's skip code) instead of running the CPU path (tests)");
   app.add_option("--seed", o.seed, "Where the drops fall")->capture_default_str()->type_name("N");
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return {std::nullopt, rc == 0 ? exit_status::ok : exit_status::usage_error};
-  }
-  if (o.headless && app.count("--frames") > 0 && o.frames == 0) {
-    std::fputs(
-        "membridge_heightfield_gl: --frames 0 (until the window closes) needs a window; give --frames N >= 1 "
-        "with --headless\nRun with --help for more information.\n",
-        stderr);
+  if (const auto rc = samples::parse(app, argc, argv))
+    return {std::nullopt, *rc == 0 ? exit_status::ok : exit_status::usage_error};
+  if (!samples::frames_fit_the_mode("membridge_heightfield_gl", o.headless, app.count("--frames") > 0, o.frames))
     return {std::nullopt, exit_status::usage_error};
-  }
   return {std::move(o), exit_status::ok};
 }
 
 void apply_mode_defaults(app_options& options, bool windowed) {
   if (windowed) return;
-  if (options.frames == 0) options.frames = default_headless_frames;
-  if (options.out.empty()) options.out = std::string(default_png);
+  samples::apply_headless_defaults(options.frames, options.out, default_headless_frames, default_png);
   options.check = true;
 }
 

@@ -3,6 +3,8 @@
 
 #include "particle_layout.hpp"
 
+#include "view_cli.hpp"
+
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -48,14 +50,7 @@ parsed_command_line parse_command_line(int argc, const char* const* argv) {
       ->capture_default_str()
       ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{86'400'000}))
       ->type_name("MS");
-  app.add_option("--width", o.width, "Image width in pixels")
-      ->capture_default_str()
-      ->check(CLI::Range(std::uint32_t{16}, std::uint32_t{16384}))
-      ->type_name("PIXELS");
-  app.add_option("--height", o.height, "Image height in pixels")
-      ->capture_default_str()
-      ->check(CLI::Range(std::uint32_t{16}, std::uint32_t{16384}))
-      ->type_name("PIXELS");
+  samples::add_image_size(app, o.width, o.height);
   std::string render_text(render_method_name(o.render));
   app.add_option("--render", render_text,
                  "How particles become pixels: splat (compute shaders, atomics) or points (graphics pipeline)")
@@ -65,28 +60,18 @@ parsed_command_line parse_command_line(int argc, const char* const* argv) {
       ->type_name("METHOD");
   app.add_flag("--validation", o.validation, "Enable the Khronos validation layer; exit 2 if it reported any message");
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);  // prints help (stdout) or the error and a hint (stderr)
-    return {std::nullopt, rc == 0 ? exit_status::ok : exit_status::usage_error};
-  }
+  if (const auto rc = samples::parse(app, argc, argv))
+    return {std::nullopt, *rc == 0 ? exit_status::ok : exit_status::usage_error};
   o.render = *parse_render_method(render_text);  // checked by IsMember
   o.frames_given = app.count("--frames") > 0;
-  if (o.headless && o.frames_given && o.frames == 0) {
-    std::fputs(
-        "membridge_ipc_viewer: --frames 0 (until the window closes) needs a window; give --frames N >= 1 "
-        "with --headless\nRun with --help for more information.\n",
-        stderr);
+  if (!samples::frames_fit_the_mode("membridge_ipc_viewer", o.headless, o.frames_given, o.frames))
     return {std::nullopt, exit_status::usage_error};
-  }
   return {std::move(o), exit_status::ok};
 }
 
 void apply_mode_defaults(viewer_options& options, bool windowed) {
   if (windowed) return;
-  if (options.frames == 0) options.frames = default_headless_frames;
-  if (options.out.empty()) options.out = std::string(default_png);
+  samples::apply_headless_defaults(options.frames, options.out, default_headless_frames, default_png);
 }
 
 }  // namespace particles::ipc_viewer
