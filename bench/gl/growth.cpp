@@ -16,7 +16,8 @@
 //              the new size from then on. With --import-on-render-thread (or no shared context), the
 //              render thread calls follow_growth itself.
 // Memory: cudaMemGetInfo sampled right after each allocation step (not timed), peak above the
-// round's baseline.
+// round's baseline, taken after the round's fixed setup (streams, histories, semaphores, the import
+// thread's GL context): what the growing buffer and its GL view cost.
 #include "parts.hpp"
 
 #include "gl_kernels.cuh"
@@ -96,6 +97,8 @@ class peak_memory {
     const std::lock_guard lock(mutex_);
     peak_ = std::max(peak_, used);
   }
+  /// Drains GL and CUDA and takes the memory in use now as the baseline (after a round's fixed setup).
+  void rebase();
   [[nodiscard]] std::size_t above_baseline() const {
     const std::lock_guard lock(mutex_);
     return peak_ > baseline_ ? peak_ - baseline_ : 0;
@@ -113,6 +116,12 @@ std::size_t drained_baseline() {
   MEMBRIDGE_GL_BENCH_CUDA(cudaDeviceSynchronize());
   std::this_thread::sleep_for(std::chrono::milliseconds(20));  // let deferred frees of the last round land
   return memory_in_use();
+}
+
+void peak_memory::rebase() {
+  const std::size_t now = drained_baseline();
+  const std::lock_guard lock(mutex_);
+  baseline_ = now;
 }
 
 /// Per-frame render-thread timing of a round.
@@ -148,6 +157,7 @@ growth_round legacy_round(const growth_plan& p, std::uint32_t round_id) {
   device_counter wrong;
   history frames_seen(total);
   history persistent_seen(total);
+  peak.rebase();  // the fixed setup is in the baseline, as in membridge_round
   gl_buffer buffer = gl_buffer::with_data(p.start);
   cudaGraphicsResource_t res = nullptr;
   MEMBRIDGE_GL_BENCH_CUDA(cudaGraphicsGLRegisterBuffer(&res, buffer.name(), cudaGraphicsRegisterFlagsNone));
@@ -323,14 +333,6 @@ growth_round membridge_round(const bench_env& env, const growth_plan& p, std::ui
   device_counter wrong;
   history frames_seen(total);
   history persistent_seen(total);
-  auto buffer = value_or_fail(cuda::growable_buffer::create(*env.cu, {.size = p.start, .max_size = p.final_size}),
-                              "growable_buffer::create (growth)");
-  char* const base = buffer.data<char>();
-  check_cuda(gpu::fill_pattern(base + p.region, p.start - p.region, pseed, p.region / 4, stream.get()), "fill_pattern");
-  stream.synchronize();
-  peak.sample();
-  auto view = value_or_fail(sync::mirror_in_gl(env.gl->gl(), buffer), "sync::mirror_in_gl (growth)");
-  result.sparse = view.is_sparse();
   sync::frame_timeline timeline;
   sync::gl_frame_consumer consumer;
   if (threads) {
@@ -339,7 +341,11 @@ growth_round membridge_round(const bench_env& env, const growth_plan& p, std::ui
     consumer = value_or_fail(sync::gl_frame_consumer::import(env.gl->gl(), timeline),
                              "sync::gl_frame_consumer::import (growth)");
   }
-  std::vector<gl::buffer_segment> segments(view.segments().begin(), view.segments().end());
+  // Made after the fixed setup (below), once the import thread runs.
+  cuda::growable_buffer buffer;
+  gl::chunked_buffer view;
+  std::vector<gl::buffer_segment> segments;
+  char* base = nullptr;
   std::size_t visible = p.start;
   growth_state state;
   handoff h;
@@ -404,6 +410,19 @@ growth_round membridge_round(const bench_env& env, const growth_plan& p, std::ui
       throw bench_failure("part (b): " + why);
     }
   }
+
+  // The fixed setup (semaphores, histories, the import thread's GL context) is in the baseline; the
+  // peak is what the buffer and its GL view add.
+  peak.rebase();
+  buffer = value_or_fail(cuda::growable_buffer::create(*env.cu, {.size = p.start, .max_size = p.final_size}),
+                         "growable_buffer::create (growth)");
+  base = buffer.data<char>();
+  check_cuda(gpu::fill_pattern(base + p.region, p.start - p.region, pseed, p.region / 4, stream.get()), "fill_pattern");
+  stream.synchronize();
+  peak.sample();
+  view = value_or_fail(sync::mirror_in_gl(env.gl->gl(), buffer), "sync::mirror_in_gl (growth)");
+  result.sparse = view.is_sparse();
+  segments.assign(view.segments().begin(), view.segments().end());
 
   // The producer thread (semaphore ordering): grows, fills, writes frames.
   std::size_t cuda_size = p.start;

@@ -211,7 +211,8 @@ json report(std::ostream& out, const bench_env& env, const run_info& info, const
                                        : "on the render thread (" + g.import_note + ")")
         << (g.sparse ? ", one sparse GL buffer" : ", one GL buffer per chunk") << "\n"
         << "period = render thread, end of one frame to the end of the next (what it sees, GPU back-pressure included);\n"
-        << "work = the frame's own calls (growth handling included); peak = cudaMemGetInfo above the round's baseline\n";
+        << "work = the frame's own calls (growth handling included); peak = cudaMemGetInfo above the round's baseline\n"
+        << "(taken after the round's fixed setup: streams, histories, semaphores, the import thread's GL context)\n";
     text_table t({{"path"}, {"worst period ms", align::right}, {"max", align::right}, {"worst work ms", align::right},
                   {"worst GPU interval ms", align::right}, {"median period ms", align::right},
                   {"growth step ms", align::right}, {"max", align::right}, {"import ms", align::right},
