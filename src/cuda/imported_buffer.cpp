@@ -51,33 +51,63 @@ void imported_buffer::release_all() noexcept {
 }
 
 result<void> imported_buffer::append(os::borrowed_fd fd, std::size_t offset, std::size_t size, access rights) {
+  const chunk_source one{fd, offset, size};
+  return append_all(std::span(&one, 1), rights);
+}
+
+// Checks one chunk of an append against the view: `expected_offset` is where it must start.
+result<void> imported_buffer::check_chunk(const chunk_source& c, std::size_t expected_offset) const {
   constexpr const char* call = "imported_buffer::append";
-  if (!valid()) return error(errc::invalid_argument, call, "the buffer is empty (not reserved)");
-  if (!fd.valid()) return error(errc::invalid_argument, call, "the fd is empty");
-  if (offset != capacity_)
+  if (!c.fd.valid()) return error(errc::invalid_argument, call, "the fd is empty");
+  if (c.offset != expected_offset)
     return error(errc::invalid_argument, call,
-                 "chunks are appended in order: expected offset " + std::to_string(capacity_) + ", got " +
-                     std::to_string(offset));
-  if (size == 0) return error(errc::invalid_argument, call, "chunk size is 0");
+                 "chunks are appended in order: expected offset " + std::to_string(expected_offset) + ", got " +
+                     std::to_string(c.offset));
+  if (c.size == 0) return error(errc::invalid_argument, call, "chunk size is 0");
   const std::size_t granularity = range_.state()->granularity;
-  if (!is_aligned(size, granularity))
+  if (!is_aligned(c.size, granularity))
     return error(errc::invalid_argument, call,
-                 "chunk size " + std::to_string(size) + " is not a multiple of the granularity (" +
+                 "chunk size " + std::to_string(c.size) + " is not a multiple of the granularity (" +
                      format_bytes(granularity) + ")");
-  if (!range_.contains(offset, size))
+  if (!range_.contains(c.offset, c.size))
     return error(errc::invalid_argument, call,
-                 "a " + format_bytes(size) + " chunk at offset " + format_bytes(offset) + " does not fit the " +
+                 "a " + format_bytes(c.size) + " chunk at offset " + format_bytes(c.offset) + " does not fit the " +
                      format_bytes(range_.size()) + " reserved");
-  // Room first, so the final push_back cannot fail after the driver calls (grown geometrically).
-  if (chunks_.size() == chunks_.capacity()) chunks_.reserve(std::max<std::size_t>(4, 2 * chunks_.size()));
-  // All or nothing: a failed map destroys `c`, which releases the imported handle.
-  chunk c;
-  MEMBRIDGE_TRY_ASSIGN(c.memory, vmm_allocation::import(device(range_.state()), fd, size)
-                                     .with_context("importing the chunk at offset " + format_bytes(offset)));
-  MEMBRIDGE_TRY_ASSIGN(c.map, mapping::map(range_, offset, c.memory, rights)
-                                  .with_context("mapping the chunk at offset " + format_bytes(offset)));
-  chunks_.push_back(std::move(c));
-  capacity_ = offset + size;
+  return ok();
+}
+
+// Every chunk is checked before any driver call; then each is imported and mapped without access,
+// and one access call covers them all. The new chunks live in `added` until everything succeeded:
+// on any error they are destroyed (unmapped, released) and the view is as it was.
+result<void> imported_buffer::append_all(std::span<const chunk_source> chunks, access rights) {
+  if (!valid()) return error(errc::invalid_argument, "imported_buffer::append", "the buffer is empty (not reserved)");
+  std::size_t end = capacity_;
+  for (const chunk_source& c : chunks) {
+    MEMBRIDGE_TRY(check_chunk(c, end));
+    end = c.offset + c.size;
+  }
+  if (chunks.empty()) return ok();
+  // Room first, so the final moves cannot fail after the driver calls.
+  if (chunks_.capacity() < chunks_.size() + chunks.size())
+    chunks_.reserve(std::max<std::size_t>({4, 2 * chunks_.size(), chunks_.size() + chunks.size()}));
+  std::vector<chunk> added(chunks.size());
+  std::vector<mapping> maps(chunks.size());
+  for (std::size_t i = 0; i < chunks.size(); ++i) {
+    const chunk_source& c = chunks[i];
+    MEMBRIDGE_TRY_ASSIGN(added[i].memory, vmm_allocation::import(device(range_.state()), c.fd, c.size)
+                                              .with_context("importing the chunk at offset " + format_bytes(c.offset)));
+    MEMBRIDGE_TRY_ASSIGN(maps[i], mapping::map(range_, c.offset, added[i].memory, access::none)
+                                      .with_context("mapping the chunk at offset " + format_bytes(c.offset)));
+  }
+  if (rights != access::none)
+    MEMBRIDGE_TRY(mapping::set_access(maps, rights)
+                      .with_context("granting access to " + std::to_string(chunks.size()) + " chunk(s) from offset " +
+                                    format_bytes(chunks.front().offset)));
+  for (std::size_t i = 0; i < chunks.size(); ++i) {
+    added[i].map = std::move(maps[i]);
+    chunks_.push_back(std::move(added[i]));
+  }
+  capacity_ = end;
   return ok();
 }
 

@@ -79,6 +79,31 @@ result<void> mapping::set_access(access rights) {
   return ok();
 }
 
+result<void> mapping::set_access(std::span<mapping> maps, access rights) {
+  constexpr const char* call = "mapping::set_access";
+  if (maps.empty()) return error(errc::invalid_argument, call, "no mappings given");
+  bool narrows = false;
+  for (std::size_t i = 0; i < maps.size(); ++i) {
+    const mapping& m = maps[i];
+    if (!m.valid()) return error(errc::invalid_argument, call, "mapping " + std::to_string(i) + " is empty");
+    if (i > 0 && (m.state_ != maps[0].state_ || m.address_ != maps[i - 1].address_ + maps[i - 1].size_))
+      return error(errc::invalid_argument, call,
+                   "mapping " + std::to_string(i) + " does not start where mapping " + std::to_string(i - 1) +
+                       " ends on the same device");
+    narrows = narrows || static_cast<int>(rights) < static_cast<int>(m.rights_);
+  }
+  const auto& s = *maps[0].state_;
+  MEMBRIDGE_TRY_ASSIGN(auto scope, s.enter());
+  if (narrows) {
+    if (const CUresult rc = s.api().cuCtxSynchronize(); rc != CUDA_SUCCESS)
+      return s.fail(rc, "cuCtxSynchronize", "waiting for queued work before narrowing access");
+  }
+  const mapping& last = maps.back();
+  MEMBRIDGE_TRY(set_rights(s, maps[0].address_, last.address_ + last.size_ - maps[0].address_, rights));
+  for (mapping& m : maps) m.rights_ = rights;
+  return ok();
+}
+
 result<void> mapping::unmap() {
   if (!valid()) return ok();
   const auto& s = *state_;

@@ -45,6 +45,17 @@ result<void> check_received(const ipc::received_buffer& buffer, const char* call
   return ok();
 }
 
+// The received chunks from `first` on, as imported_buffer::append_all takes them (fds borrowed).
+std::vector<cuda::imported_buffer::chunk_source> chunk_sources(const ipc::received_buffer& buffer, std::size_t first) {
+  std::vector<cuda::imported_buffer::chunk_source> out;
+  out.reserve(buffer.description.chunks.size() - std::min(first, buffer.description.chunks.size()));
+  for (std::size_t i = first; i < buffer.description.chunks.size(); ++i) {
+    const auto& c = buffer.description.chunks[i];
+    out.push_back({buffer.fds[i], static_cast<std::size_t>(c.offset), static_cast<std::size_t>(c.size)});
+  }
+  return out;
+}
+
 }  // namespace
 
 ipc::buffer_description describe(const cuda::growable_buffer& buffer, const cuda::device& dev, const std::string& name,
@@ -114,12 +125,9 @@ result<cuda::imported_buffer> import_into_cuda(const cuda::device& dev, const ip
   const std::string what = "importing buffer '" + d.name + "' into CUDA";
   auto view = cuda::imported_buffer::reserve(dev, static_cast<std::size_t>(d.reserved_size));
   if (!view) return std::move(view).error().add_context(what);
-  for (std::size_t i = 0; i < d.chunks.size(); ++i) {
-    const auto& c = d.chunks[i];
-    MEMBRIDGE_TRY(view->append(buffer.fds[i], static_cast<std::size_t>(c.offset), static_cast<std::size_t>(c.size))
-                      .with_context(chunk_label(i, d.chunks.size()))
-                      .with_context(what));
-  }
+  // One access call for all chunks (mapping::set_access over the range): the access call is most
+  // of a chunk's import cost.
+  MEMBRIDGE_TRY(view->append_all(chunk_sources(buffer, 0)).with_context(what));
   MEMBRIDGE_TRY(view->set_size(static_cast<std::size_t>(d.size)).with_context(what));
   return view;
 }
@@ -147,10 +155,8 @@ result<bool> follow_growth(cuda::imported_buffer& view, const ipc::received_buff
       return error(errc::invalid_argument, call,
                    "the view's chunks are not those of buffer '" + d.name + "' (was it made from another buffer?)");
   }
-  for (std::size_t i = view.chunk_count(); i < count; ++i) {
-    const auto& c = d.chunks[i];
-    MEMBRIDGE_TRY(view.append(buffer.fds[i], static_cast<std::size_t>(c.offset), static_cast<std::size_t>(c.size))
-                      .with_context(chunk_label(i, count))
+  if (view.chunk_count() < count) {
+    MEMBRIDGE_TRY(view.append_all(chunk_sources(buffer, view.chunk_count()))
                       .with_context("following the growth of '" + d.name + "'"));
     changed = true;
   }

@@ -241,6 +241,129 @@ TEST_F(imported_buffer_test, a_failure_at_every_step_of_append_leaves_the_view_a
   EXPECT_EQ(view.size(), 10_MiB);
 }
 
+// append_all: every chunk imported and mapped, then one cuMemSetAccess over all of them.
+TEST_F(imported_buffer_test, append_all_maps_every_chunk_and_grants_access_with_one_call) {
+  auto exporter = make_exporter();
+  auto chunks = export_all(exporter);
+  ASSERT_EQ(chunks.size(), 3u);
+  auto view = reserve(exporter.max_size());
+  ASSERT_TRUE(view.append(chunks[0].fd, 0, chunks[0].size));
+  const auto fds_before = membridge::testing::open_fds();
+  const std::size_t calls_before = fake_.calls().size();
+  const std::vector<imported_buffer::chunk_source> rest{{chunks[1].fd, chunks[1].offset, chunks[1].size},
+                                                        {chunks[2].fd, chunks[2].offset, chunks[2].size}};
+  ASSERT_TRUE(view.append_all(rest, access::read));
+  const std::vector<std::string> made(fake_.calls().begin() + static_cast<std::ptrdiff_t>(calls_before),
+                                      fake_.calls().end());
+  EXPECT_EQ(std::count(made.begin(), made.end(), "cuMemSetAccess"), 1) << membridge::testing::join(made);
+  EXPECT_EQ(std::count(made.begin(), made.end(), "cuMemMap"), 2) << membridge::testing::join(made);
+  EXPECT_EQ(std::count(made.begin(), made.end(), "cuMemImportFromShareableHandle"), 2);
+  EXPECT_EQ(membridge::testing::open_fds(), fds_before) << "the driver's duplicates must be closed";
+  // The first chunk keeps read_write; the two new ones are read-only.
+  const auto state = fake_.state();
+  EXPECT_EQ(state.mappings.at(view.address()).access, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+  EXPECT_EQ(state.mappings.at(view.address() + 64_MiB).access, CU_MEM_ACCESS_FLAGS_PROT_READ);
+  EXPECT_EQ(state.mappings.at(view.address() + 128_MiB).access, CU_MEM_ACCESS_FLAGS_PROT_READ);
+  EXPECT_EQ(view.capacity(), 256_MiB);
+  EXPECT_EQ(view.chunk_count(), 3u);
+  EXPECT_TRUE(fake_.misuse().empty()) << membridge::testing::join(fake_.misuse());
+  // An empty list changes nothing.
+  EXPECT_TRUE(view.append_all({}));
+  EXPECT_EQ(view.chunk_count(), 3u);
+}
+
+TEST_F(imported_buffer_test, append_all_checks_every_chunk_before_any_driver_call) {
+  auto exporter = make_exporter();
+  auto chunks = export_all(exporter);
+  auto view = reserve(exporter.max_size());
+  const auto before = fake_.state();
+  const int calls = fake_.counted_calls();
+  // The second chunk is out of order (a gap): the first, valid one is not imported either.
+  const std::vector<imported_buffer::chunk_source> gap{{chunks[0].fd, chunks[0].offset, chunks[0].size},
+                                                       {chunks[2].fd, chunks[2].offset, chunks[2].size}};
+  const auto r = view.append_all(gap);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code(), errc::invalid_argument);
+  EXPECT_NE(r.error().message().find("expected offset"), std::string::npos) << r.error().message();
+  EXPECT_EQ(fake_.counted_calls(), calls);
+  EXPECT_EQ(fake_.state(), before);
+  EXPECT_EQ(view.chunk_count(), 0u);
+  const std::vector<imported_buffer::chunk_source> bad_size{{chunks[0].fd, 0, chunks[0].size}, {chunks[1].fd, 64_MiB, 3_MiB}};
+  EXPECT_FALSE(view.append_all(bad_size));
+  EXPECT_EQ(fake_.counted_calls(), calls);
+  EXPECT_EQ(view.capacity(), 0u);
+}
+
+// Whichever driver call of an append_all of two chunks fails (import or map of either, the one
+// access call), nothing stays behind: no handle, no mapping, the view as it was.
+TEST_F(imported_buffer_test, a_failure_at_every_step_of_append_all_leaves_the_view_as_it_was) {
+  auto exporter = make_exporter();
+  auto chunks = export_all(exporter);
+  auto view = reserve(exporter.max_size());
+  ASSERT_TRUE(view.append(chunks[0].fd, 0, chunks[0].size));
+  const auto before = fake_.state();
+  const auto fds_before = membridge::testing::open_fds();
+  const std::vector<imported_buffer::chunk_source> rest{{chunks[1].fd, chunks[1].offset, chunks[1].size},
+                                                        {chunks[2].fd, chunks[2].offset, chunks[2].size}};
+  int k = 0;
+  for (;; ++k) {
+    fake_.fail_nth_call(k, CUDA_ERROR_OUT_OF_MEMORY);
+    const auto r = view.append_all(rest);
+    if (!fake_.injection_fired()) {
+      fake_.clear_failures();
+      ASSERT_TRUE(r) << r.error().message();
+      break;
+    }
+    ASSERT_FALSE(r) << "step " << k << " (" << fake_.failed_function() << ") failed but append_all reported success";
+    EXPECT_EQ(r.error().code(), errc::out_of_memory);
+    EXPECT_EQ(fake_.state(), before) << "step " << k << " (" << fake_.failed_function() << ")";
+    EXPECT_EQ(membridge::testing::open_fds(), fds_before) << "step " << k;
+    EXPECT_EQ(view.capacity(), 64_MiB);
+    EXPECT_EQ(view.chunk_count(), 1u);
+    ASSERT_TRUE(fake_.misuse().empty()) << "step " << k << membridge::testing::join(fake_.misuse());
+  }
+  fake_.clear_failures();
+  EXPECT_GE(k, 5) << "too few steps: the loop did not cover both imports, both maps and the access call";
+  expect_mirrors(view, exporter, 3);
+}
+
+TEST_F(imported_buffer_test, mapping_set_access_over_several_mappings_refuses_gaps_and_empty_lists) {
+  auto range = membridge::cuda::address_range::reserve(dev_, 256_MiB);
+  ASSERT_TRUE(range) << range.error().message();
+  auto a = membridge::cuda::vmm_allocation::create(dev_, 64_MiB);
+  auto b = membridge::cuda::vmm_allocation::create(dev_, 64_MiB);
+  ASSERT_TRUE(a && b);
+  std::vector<membridge::cuda::mapping> maps;
+  auto ma = membridge::cuda::mapping::map(*range, 0, *a, access::none);
+  auto mb = membridge::cuda::mapping::map(*range, 128_MiB, *b, access::none);  // a gap at 64 MiB
+  ASSERT_TRUE(ma && mb);
+  maps.push_back(std::move(*ma));
+  maps.push_back(std::move(*mb));
+  const int calls = fake_.counted_calls();
+  const auto gap = membridge::cuda::mapping::set_access(maps, access::read_write);
+  ASSERT_FALSE(gap);
+  EXPECT_EQ(gap.error().code(), errc::invalid_argument);
+  EXPECT_NE(gap.error().message().find("does not start where"), std::string::npos) << gap.error().message();
+  EXPECT_EQ(fake_.counted_calls(), calls);
+  EXPECT_EQ(maps[0].rights(), access::none);
+  const auto none = membridge::cuda::mapping::set_access({}, access::read);
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().code(), errc::invalid_argument);
+  // Adjacent: one call, rights recorded on both.
+  maps.pop_back();
+  auto mc = membridge::cuda::mapping::map(*range, 64_MiB, *b, access::none);
+  ASSERT_TRUE(mc);
+  maps.push_back(std::move(*mc));
+  const std::size_t calls_before = fake_.calls().size();
+  ASSERT_TRUE(membridge::cuda::mapping::set_access(maps, access::read_write));
+  EXPECT_EQ(std::count(fake_.calls().begin() + static_cast<std::ptrdiff_t>(calls_before), fake_.calls().end(),
+                       "cuMemSetAccess"),
+            1);
+  EXPECT_EQ(maps[0].rights(), access::read_write);
+  EXPECT_EQ(maps[1].rights(), access::read_write);
+  EXPECT_EQ(fake_.state().mappings.at(range->base() + 64_MiB).access, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+}
+
 TEST_F(imported_buffer_test, truncate_waits_then_unmaps_and_releases_the_last_chunks) {
   auto exporter = make_exporter();
   auto chunks = export_all(exporter);

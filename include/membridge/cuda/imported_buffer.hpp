@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace membridge::cuda {
@@ -50,6 +51,19 @@ class imported_buffer {
   /// Ownership: `fd` is borrowed (duplicated for the driver call, the duplicate closed after).
   [[nodiscard]] result<void> append(os::borrowed_fd fd, std::size_t offset, std::size_t size,
                                     access rights = access::read_write);
+
+  /// One exported chunk for append_all(): the exporter's fd, its offset and size.
+  struct chunk_source {
+    os::borrowed_fd fd;       ///< The chunk's exported fd. Ownership: borrowed.
+    std::size_t offset = 0;   ///< Where the chunk starts in the exporter's buffer.
+    std::size_t size = 0;     ///< The chunk's size, as the exporter reports it.
+  };
+  /// Appends several chunks in order, as append() does one by one, but grants `rights` over all of
+  /// them with one access call (mapping::set_access over the new mappings) instead of one per chunk.
+  /// Same rules and errors as append(); all or nothing: on error nothing changes. An empty list
+  /// changes nothing.
+  /// Ownership: the fds are borrowed (each duplicated for its driver call, the duplicate closed after).
+  [[nodiscard]] result<void> append_all(std::span<const chunk_source> chunks, access rights = access::read_write);
   /// Keeps the first `chunk_count` chunks and unmaps the rest, after waiting for the device's
   /// queued work. Errors: invalid_argument when chunk_count > chunk_count(); the driver's.
   [[nodiscard]] result<void> truncate(std::size_t chunk_count);
@@ -81,6 +95,7 @@ class imported_buffer {
     mapping map;
   };
   void release_all() noexcept;
+  [[nodiscard]] result<void> check_chunk(const chunk_source& c, std::size_t expected_offset) const;
   address_range range_;
   std::vector<chunk> chunks_;
   std::size_t size_ = 0;

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 
 namespace membridge::cuda {
 
@@ -50,6 +51,14 @@ class mapping {
   /// none, read -> none) first waits for the device's queued work (cuCtxSynchronize), since kernels
   /// still using the memory would fault; widening them does not wait.
   [[nodiscard]] result<void> set_access(access rights);
+
+  /// Sets `rights` on several mappings that lie back to back in one range (each starting where the
+  /// previous one ends) with one cuMemSetAccess over all of them instead of one per mapping.
+  /// Narrowing waits for the device's queued work first, as set_access() does.
+  /// Errors: invalid_argument when `maps` is empty, holds an empty mapping, or the mappings are not
+  /// adjacent or not of one device; the driver's. On error the recorded rights stay as they were.
+  /// Ownership: borrows `maps` for the call.
+  [[nodiscard]] static result<void> set_access(std::span<mapping> maps, access rights);
 
   /// The first mapped address. Ownership: valid while the mapping lives.
   [[nodiscard]] CUdeviceptr address() const noexcept { return address_; }
