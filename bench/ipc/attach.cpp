@@ -1,6 +1,6 @@
 // (a) Attaching a fresh 1 GiB buffer in a second process: membridge (subscriber connect +
-// sync::import_into_cuda, one 1 GiB chunk or 8 x 128 MiB) versus cudaIpcOpenMemHandle of a 1 GiB
-// cudaMalloc buffer. The producer side (this process) makes, fills and publishes a fresh buffer per
+// sync::import_into_cuda, one 1 GiB chunk or 8 x 128 MiB) versus legacy CUDA IPC of a 1 GiB
+// cudaMalloc buffer (connect to a Unix socket, receive the cudaIpcMemHandle, cudaIpcOpenMemHandle). The producer side (this process) makes, fills and publishes a fresh buffer per
 // method and round; the child times its attach calls with CLOCK_MONOTONIC and checks the data.
 #include "ipc/parts.hpp"
 
@@ -10,8 +10,17 @@
 #include <membridge/ipc/publisher.hpp>
 #include <membridge/sync/ipc_buffers.hpp>
 
+#include <membridge/os/unique_fd.hpp>
+
 #include <array>
+#include <cstring>
+#include <poll.h>
+#include <string>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <thread>
 #include <tuple>
+#include <unistd.h>
 
 namespace membridge::bench::ipc_bench {
 
@@ -69,9 +78,62 @@ std::pair<double, double> attach_vmm(const cuda::device& dev, const child_proces
   return {us(r.t[0]), us(r.t[1])};
 }
 
-/// The peer: a fresh 1 GiB cudaMalloc buffer, filled; its cudaIpcMemHandle goes to the child, which
-/// opens it (timed), checks the data and closes it. Returns the open time in us.
-double attach_legacy(const child_process& child, std::uint32_t seed, const std::string& what) {
+/// How legacy CUDA IPC gets its handle to the other process: a Unix stream socket the producer
+/// listens on; one thread accepts one connection and writes the 64-byte cudaIpcMemHandle.
+class handle_server {
+ public:
+  handle_server(const std::string& path, const cudaIpcMemHandle_t& handle) : path_(path) {
+    sockaddr_un addr{};
+    if (path.size() >= sizeof(addr.sun_path)) throw bench_failure("legacy handle socket path too long: " + path);
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+    ::unlink(path.c_str());
+    listener_ = os::unique_fd::from_native(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (!listener_.valid()) throw bench_failure("legacy handle socket: socket() failed");
+    if (::bind(listener_.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0 ||
+        ::listen(listener_.get(), 1) != 0)
+      throw bench_failure("legacy handle socket: bind/listen on " + path + " failed");
+    thread_ = std::thread([this, handle] { serve(handle); });
+  }
+  handle_server(const handle_server&) = delete;
+  handle_server& operator=(const handle_server&) = delete;
+  ~handle_server() {
+    if (thread_.joinable()) thread_.join();
+    ::unlink(path_.c_str());
+  }
+  /// Waits for the serving thread; throws what it failed with.
+  void finish() {
+    if (thread_.joinable()) thread_.join();
+    if (!failure_.empty()) throw bench_failure("legacy handle socket: " + failure_);
+  }
+
+ private:
+  void serve(const cudaIpcMemHandle_t& handle) {
+    pollfd p{listener_.get(), POLLIN, 0};
+    if (::poll(&p, 1, 10000) != 1) {
+      failure_ = "no connection within 10 s";
+      return;
+    }
+    const os::unique_fd peer = os::unique_fd::from_native(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    if (!peer.valid()) {
+      failure_ = "accept failed";
+      return;
+    }
+    if (::send(peer.get(), &handle, sizeof(handle), MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof(handle)))
+      failure_ = "send failed";
+  }
+
+  std::string path_;
+  os::unique_fd listener_;
+  std::thread thread_;
+  std::string failure_;
+};
+
+/// The peer: a fresh 1 GiB cudaMalloc buffer, filled; the child connects to a Unix socket, receives
+/// its cudaIpcMemHandle, opens it (both timed), checks the data and closes it. Returns the child's
+/// {connect + receive, open} in us.
+std::pair<double, double> attach_legacy(const child_process& child, const std::string& socket_path, std::uint32_t seed,
+                                        const std::string& what) {
   device_memory buffer(attach_bytes);
   MEMBRIDGE_IPC_BENCH_CUDA(gpu::fill_pattern(buffer.get(), attach_bytes, seed));
   MEMBRIDGE_IPC_BENCH_CUDA(cudaDeviceSynchronize());
@@ -79,13 +141,17 @@ double attach_legacy(const child_process& child, std::uint32_t seed, const std::
   q.seed = seed;
   q.bytes = attach_bytes;
   MEMBRIDGE_IPC_BENCH_CUDA(cudaIpcGetMemHandle(&q.handle, buffer.get()));
+  const std::string path = socket_path + "-legacy";
+  copy_text(q.path, path);
+  handle_server server(path, q.handle);
   child.channel().send(q);
   const auto r = child.channel().receive<child_reply>(msg_kind::reply);
+  server.finish();
   check_reply(r, what);
   if (r.wrong != 0)
     throw bench_failure("data check failed: " + what + ": the child found " + std::to_string(r.wrong) +
                         " wrong words of " + std::to_string(attach_bytes / 4));
-  return us(r.t[0]);
+  return {us(r.t[0]), us(r.t[1])};
 }
 
 }  // namespace
@@ -115,7 +181,7 @@ std::vector<attach_round> run_attach(const cuda::device& dev, const child_proces
         case method::legacy: {
           const std::string what = "attach cudaIpcOpenMemHandle 1 GiB, " + round_text(round);
           set_phase(what);
-          r.legacy_us = attach_legacy(child, seed, what);
+          std::tie(r.legacy_transfer_us, r.legacy_us) = attach_legacy(child, socket_path, seed, what);
           break;
         }
       }

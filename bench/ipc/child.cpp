@@ -15,8 +15,14 @@
 #include <membridge/sync/ipc_buffers.hpp>
 #include <membridge/sync/same_gpu.hpp>
 
+#include <membridge/os/unique_fd.hpp>
+
+#include <cstring>
 #include <exception>
 #include <memory>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
 
 namespace membridge::bench::ipc_bench {
 
@@ -81,19 +87,49 @@ child_reply attach_vmm(const cuda::device& dev, const attach_vmm_request& q) {
   return r;
 }
 
-/// (a) the peer: cudaIpcOpenMemHandle, timed; then the data check and cudaIpcCloseMemHandle.
+/// Connects to the Unix stream socket `path` and reads one cudaIpcMemHandle (10 s timeouts).
+cudaIpcMemHandle_t receive_handle(const char* path) {
+  const os::unique_fd s = os::unique_fd::from_native(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!s.valid()) throw bench_failure("legacy: socket() failed");
+  const timeval timeout{10, 0};
+  (void)::setsockopt(s.get(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  const std::size_t length = ::strnlen(path, sizeof(addr.sun_path));
+  if (length >= sizeof(addr.sun_path)) throw bench_failure("legacy: socket path too long");
+  std::memcpy(addr.sun_path, path, length + 1);
+  if (::connect(s.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0)
+    throw bench_failure(std::string("legacy: connect to ") + path + " failed");
+  cudaIpcMemHandle_t handle{};
+  auto* at = reinterpret_cast<char*>(&handle);
+  std::size_t got = 0;
+  while (got < sizeof(handle)) {
+    const ssize_t n = ::recv(s.get(), at + got, sizeof(handle) - got, 0);
+    if (n <= 0) throw bench_failure("legacy: the handle did not arrive whole");
+    got += static_cast<std::size_t>(n);
+  }
+  return handle;
+}
+
+/// (a) the peer: connect to the producer's socket and receive the cudaIpcMemHandle, then
+/// cudaIpcOpenMemHandle, both timed; then the data check and cudaIpcCloseMemHandle.
 child_reply attach_legacy(const attach_legacy_request& q) {
   child_reply r;
   void* p = nullptr;
   const std::int64_t t0 = monotonic_ns();
-  MEMBRIDGE_IPC_BENCH_CUDA(cudaIpcOpenMemHandle(&p, q.handle, cudaIpcMemLazyEnablePeerAccess));
+  const cudaIpcMemHandle_t handle = receive_handle(q.path);
   const std::int64_t t1 = monotonic_ns();
+  MEMBRIDGE_IPC_BENCH_CUDA(cudaIpcOpenMemHandle(&p, handle, cudaIpcMemLazyEnablePeerAccess));
+  const std::int64_t t2 = monotonic_ns();
   r.t[0] = t1 - t0;
+  r.t[1] = t2 - t1;
   r.size = q.bytes;
+  const bool same = std::memcmp(&handle, &q.handle, sizeof(handle)) == 0;
   const cudaError_t checked = gpu::count_mismatches(p, q.bytes, q.seed, r.wrong);
   const cudaError_t closed = cudaIpcCloseMemHandle(p);
   MEMBRIDGE_IPC_BENCH_CUDA(checked);
   MEMBRIDGE_IPC_BENCH_CUDA(closed);
+  if (!same) throw bench_failure("legacy: the handle received over the socket differs from the one sent");
   return r;
 }
 

@@ -41,7 +41,7 @@ inline constexpr std::size_t slot_words = (slot_bytes - slot_header_bytes) / 4;
 inline constexpr const char* slots_name = "slots";
 
 /// Goals (from the issue; reported, never enforced).
-inline constexpr double attach_ratio_goal = 1.2;         // membridge 1-chunk attach / cudaIpcOpenMemHandle, <=
+inline constexpr double attach_ratio_goal = 1.2;         // membridge 1-chunk attach / legacy CUDA IPC attach, <=
 inline constexpr double growth_latency_goal_ms = 1.0;    // grow() returned -> subscriber's kernel done, <=
 inline constexpr double frame_throughput_goal = 0.9;     // cross-process / single-process frames/s, >=
 
@@ -53,9 +53,11 @@ struct attach_round {
   double vmm1_import_us = 0;   ///< sync::import_into_cuda of the 1-chunk buffer
   double vmm8_connect_us = 0;
   double vmm8_import_us = 0;   ///< sync::import_into_cuda of the 8-chunk buffer
-  double legacy_us = 0;        ///< cudaIpcOpenMemHandle of a 1 GiB cudaMalloc buffer
+  double legacy_transfer_us = 0;  ///< connect to the producer's Unix socket + receive the cudaIpcMemHandle
+  double legacy_us = 0;           ///< cudaIpcOpenMemHandle of a 1 GiB cudaMalloc buffer
   [[nodiscard]] double vmm1_total_us() const { return vmm1_connect_us + vmm1_import_us; }
   [[nodiscard]] double vmm8_total_us() const { return vmm8_connect_us + vmm8_import_us; }
+  [[nodiscard]] double legacy_total_us() const { return legacy_transfer_us + legacy_us; }
 };
 
 /// Runs 1 warm-up round (not returned) and `rounds` rounds; the methods' order rotates per round.

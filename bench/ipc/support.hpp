@@ -174,12 +174,14 @@ struct attach_vmm_request {
   char name[name_capacity] = {};
 };
 
-/// Open `handle` (cudaIpcOpenMemHandle) and check that its `bytes` hold pattern `seed`.
+/// Connect to the Unix socket `path`, receive a cudaIpcMemHandle there (it must equal `handle`), open
+/// it (cudaIpcOpenMemHandle) and check that its `bytes` hold pattern `seed`.
 struct attach_legacy_request {
   msg_kind kind = msg_kind::attach_legacy;
   std::uint32_t seed = 0;
   std::uint64_t bytes = 0;
   cudaIpcMemHandle_t handle{};
+  char path[path_capacity] = {};
 };
 
 /// Attach the buffer `name` at `path` (untimed), check its `bytes` hold pattern `seed`, then follow
