@@ -56,6 +56,39 @@ std::vector<cuda::imported_buffer::chunk_source> chunk_sources(const ipc::receiv
   return out;
 }
 
+// What follow_growth does for every view kind: checks that the view's chunks are the buffer's first
+// ones (the view knows only its mapped total, `mapped(view)`, which must be where the buffer's next
+// chunk starts, or lie past its end when the buffer has fewer chunks), drops chunks the buffer no
+// longer has, then appends the new ones with `append_from(view, first)`. Returns whether the chunks
+// changed.
+template <class View, class Mapped, class AppendFrom>
+result<bool> follow_chunks(View& view, const ipc::received_buffer& buffer, Mapped mapped, AppendFrom append_from) {
+  constexpr const char* call = "follow_growth";
+  if (!view.valid()) return error(errc::invalid_argument, call, "the view is empty");
+  MEMBRIDGE_TRY(check_received(buffer, call));
+  const auto& d = buffer.description;
+  const std::size_t count = d.chunks.size();
+  if (d.reserved_size > view.reserved_size())
+    return error(errc::invalid_argument, call, "the view reserves fewer bytes than buffer '" + d.name + "'");
+  const auto not_ours = [&] {
+    return error(errc::invalid_argument, call,
+                 "the view's chunks are not those of buffer '" + d.name + "' (was it made from another buffer?)");
+  };
+  const bool shrinks = view.chunk_count() > count;
+  if (shrinks ? mapped(view) <= end_of(d, count) : mapped(view) != end_of(d, view.chunk_count())) return not_ours();
+  bool changed = false;
+  if (shrinks) {
+    MEMBRIDGE_TRY(view.truncate(count));
+    changed = true;
+    if (mapped(view) != end_of(d, count)) return not_ours();
+  }
+  if (view.chunk_count() < count) {
+    MEMBRIDGE_TRY(append_from(view, view.chunk_count()).with_context("following the growth of '" + d.name + "'"));
+    changed = true;
+  }
+  return changed;
+}
+
 }  // namespace
 
 ipc::buffer_description describe(const cuda::growable_buffer& buffer, const cuda::device& dev, const std::string& name,
@@ -133,35 +166,13 @@ result<cuda::imported_buffer> import_into_cuda(const cuda::device& dev, const ip
 }
 
 result<bool> follow_growth(cuda::imported_buffer& view, const ipc::received_buffer& buffer) {
-  constexpr const char* call = "follow_growth";
-  if (!view.valid()) return error(errc::invalid_argument, call, "the view is empty");
-  MEMBRIDGE_TRY(check_received(buffer, call));
-  const auto& d = buffer.description;
-  const std::size_t count = d.chunks.size();
-  if (d.reserved_size > view.reserved_size())
-    return error(errc::invalid_argument, call, "the view reserves fewer bytes than buffer '" + d.name + "'");
-  // The view's chunks must be the buffer's first ones. The view knows only its total, which must be
-  // where the buffer's next chunk starts (or, when the buffer has fewer chunks, lie past its end).
-  const bool shrinks = view.chunk_count() > count;
-  if (shrinks ? view.capacity() <= end_of(d, count) : view.capacity() != end_of(d, view.chunk_count()))
-    return error(errc::invalid_argument, call,
-                 "the view's chunks are not those of buffer '" + d.name + "' (was it made from another buffer?)");
-
-  bool changed = false;
-  if (shrinks) {
-    MEMBRIDGE_TRY(view.truncate(count));
-    changed = true;
-    if (view.capacity() != end_of(d, count))
-      return error(errc::invalid_argument, call,
-                   "the view's chunks are not those of buffer '" + d.name + "' (was it made from another buffer?)");
-  }
-  if (view.chunk_count() < count) {
-    MEMBRIDGE_TRY(view.append_all(chunk_sources(buffer, view.chunk_count()))
-                      .with_context("following the growth of '" + d.name + "'"));
-    changed = true;
-  }
-  if (view.size() != d.size) {
-    MEMBRIDGE_TRY(view.set_size(static_cast<std::size_t>(d.size)));
+  MEMBRIDGE_TRY_ASSIGN(bool changed, follow_chunks(
+                                         view, buffer, [](const cuda::imported_buffer& v) { return v.capacity(); },
+                                         [&](cuda::imported_buffer& v, std::size_t first) {
+                                           return v.append_all(chunk_sources(buffer, first));
+                                         }));
+  if (view.size() != buffer.description.size) {
+    MEMBRIDGE_TRY(view.set_size(static_cast<std::size_t>(buffer.description.size)));
     changed = true;
   }
   return changed;
@@ -192,35 +203,17 @@ result<vulkan::chunked_buffer> import_into_vulkan(const vulkan::device_context& 
 }
 
 result<bool> follow_growth(vulkan::chunked_buffer& view, const ipc::received_buffer& buffer) {
-  constexpr const char* call = "follow_growth";
-  if (!view.valid()) return error(errc::invalid_argument, call, "the view is empty");
-  MEMBRIDGE_TRY(check_received(buffer, call));
-  const auto& d = buffer.description;
-  const std::size_t count = d.chunks.size();
-  if (d.reserved_size > view.reserved_size())
-    return error(errc::invalid_argument, call, "the view reserves fewer bytes than buffer '" + d.name + "'");
-  // As for the CUDA view: chunked_buffer::size() is the sum of its chunk sizes.
-  const bool shrinks = view.chunk_count() > count;
-  if (shrinks ? view.size() <= end_of(d, count) : view.size() != end_of(d, view.chunk_count()))
-    return error(errc::invalid_argument, call,
-                 "the view's chunks are not those of buffer '" + d.name + "' (was it made from another buffer?)");
-
-  bool changed = false;
-  if (shrinks) {
-    MEMBRIDGE_TRY(view.truncate(count));
-    changed = true;
-    if (view.size() != end_of(d, count))
-      return error(errc::invalid_argument, call,
-                   "the view's chunks are not those of buffer '" + d.name + "' (was it made from another buffer?)");
-  }
-  for (std::size_t i = view.chunk_count(); i < count; ++i) {
-    const auto& c = d.chunks[i];
-    MEMBRIDGE_TRY(view.append(buffer.fds[i], static_cast<std::size_t>(c.offset), static_cast<std::size_t>(c.size))
-                      .with_context(chunk_label(i, count))
-                      .with_context("following the growth of '" + d.name + "'"));
-    changed = true;
-  }
-  return changed;
+  // chunked_buffer::size() is the sum of its chunk sizes (the CUDA view's capacity()).
+  return follow_chunks(
+      view, buffer, [](const vulkan::chunked_buffer& v) { return v.size(); },
+      [&](vulkan::chunked_buffer& v, std::size_t first) -> result<void> {
+        const auto& chunks = buffer.description.chunks;
+        for (std::size_t i = first; i < chunks.size(); ++i)
+          MEMBRIDGE_TRY(v.append(buffer.fds[i], static_cast<std::size_t>(chunks[i].offset),
+                                 static_cast<std::size_t>(chunks[i].size))
+                            .with_context(chunk_label(i, chunks.size())));
+        return ok();
+      });
 }
 
 }  // namespace membridge::sync
