@@ -8,12 +8,12 @@
 //     copy slot (n-1) % S -> n % S; K steps                 signal consumed = n + 1
 //     cuda_release(stream, n): produced = n + 1
 #include "app.hpp"
+#include "cuda_runtime_check.hpp"  // samples/common
 #include "particle_sim_cuda.hpp"
 
 #include <membridge/core/units.hpp>
 #include <membridge/cuda/device.hpp>
 #include <membridge/cuda/growable_buffer.hpp>
-#include <membridge/os/dynamic_library.hpp>
 #include <membridge/sync/frame_timeline.hpp>
 #include <membridge/sync/same_gpu.hpp>
 #include <membridge/sync/vulkan_mirror.hpp>
@@ -40,12 +40,7 @@ namespace {
 /// Longest a host wait of the producer or the teardown may take before the run fails.
 constexpr auto wait_limit = 10s;
 
-error cuda_error(cudaError_t rc, const char* call, std::string context = {},
-                 std::source_location where = std::source_location::current()) {
-  const errc code = rc == cudaErrorMemoryAllocation ? errc::out_of_memory : errc::internal;
-  return error::from_native(code, membridge::error_source::cuda, rc, cudaGetErrorName(rc), call,
-                            std::string(cudaGetErrorString(rc)) + (context.empty() ? "" : ": " + context), where);
-}
+using samples::cuda_error;
 
 /// The producer: a thread with a CUDA stream of its own that writes frame n into slot n % S.
 class cuda_producer final : public frame_source {
@@ -197,20 +192,7 @@ class cuda_producer final : public frame_source {
 
 }  // namespace
 
-std::string gpu_unavailable_reason() {
-  int count = 0;
-  if (const cudaError_t rc = cudaGetDeviceCount(&count); rc != cudaSuccess) {
-    if (rc == cudaErrorInsufficientDriver && !membridge::os::dynamic_library::open("libcuda.so.1"))
-      return "no CUDA driver: libcuda.so.1 is not installed";
-    return std::string(cudaGetErrorName(rc)) + ": " + cudaGetErrorString(rc);
-  }
-  if (count == 0) return "the CUDA driver reports no devices";
-  if (const cudaError_t rc = cudaSetDevice(0); rc != cudaSuccess)
-    return std::string("cudaSetDevice(0): ") + cudaGetErrorName(rc) + ": " + cudaGetErrorString(rc);
-  if (const cudaError_t rc = cudaFree(nullptr); rc != cudaSuccess)  // creates the primary context
-    return std::string("cudaFree(nullptr): ") + cudaGetErrorName(rc) + ": " + cudaGetErrorString(rc);
-  return {};
-}
+std::string gpu_unavailable_reason() { return samples::cuda_unavailable_reason(); }
 
 result<void> run_gpu(run_environment& env) {
   const app_options& o = env.options;

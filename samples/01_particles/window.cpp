@@ -1,20 +1,17 @@
-// The windowed mode: GLFW loaded with dlopen (membridge::os::dynamic_library), a surface and swapchain,
+// The windowed mode: GLFW loaded with dlopen (samples/common/glfw_library.hpp), a surface and swapchain,
 // and a blit of the renderer's image per frame. Device functions come from the context's
 // VolkDeviceTable, instance functions through its vkGetInstanceProcAddr (VK_NO_PROTOTYPES).
-#include "window.hpp"
+#include "window.hpp"  // first: its Vulkan types come before GLFW's Vulkan declarations
 
+#include "glfw_library.hpp"  // samples/common: GLFW's header (prototypes only) and the common functions
 #include "vk_error.hpp"
 
 #include <membridge/core/log.hpp>
-#include <membridge/os/dynamic_library.hpp>
 
 #include <volk.h>
-#define GLFW_INCLUDE_NONE
-#include <GLFW/glfw3.h>  // types, constants and prototypes only: the functions come from dlsym
 
 #include <algorithm>
 #include <array>
-#include <cstdlib>
 #include <limits>
 #include <utility>
 
@@ -26,85 +23,31 @@ using membridge::result;
 
 // -------------------------------------------------------------------------------- window_system ---
 
-struct window_system::functions {
-  membridge::os::dynamic_library library;
-  decltype(&::glfwInit) init = nullptr;
-  decltype(&::glfwTerminate) terminate = nullptr;
-  decltype(&::glfwGetError) get_error = nullptr;
-  decltype(&::glfwWindowHint) window_hint = nullptr;
-  decltype(&::glfwCreateWindow) create_window = nullptr;
-  decltype(&::glfwDestroyWindow) destroy_window = nullptr;
-  decltype(&::glfwWindowShouldClose) window_should_close = nullptr;
-  decltype(&::glfwPollEvents) poll_events = nullptr;
-  decltype(&::glfwGetFramebufferSize) get_framebuffer_size = nullptr;
-  decltype(&::glfwVulkanSupported) vulkan_supported = nullptr;
-  decltype(&::glfwGetRequiredInstanceExtensions) required_instance_extensions = nullptr;
-  decltype(&::glfwCreateWindowSurface) create_window_surface = nullptr;
-  bool initialised = false;
-  std::vector<std::string> extensions;
+/// The common GLFW functions and the Vulkan ones only this sample calls.
+struct window_system::functions : samples::glfw_library {
+  decltype(&::glfwVulkanSupported) vulkan_supported = nullptr;  ///< glfwVulkanSupported.
+  decltype(&::glfwGetRequiredInstanceExtensions) required_instance_extensions = nullptr;  ///< Its surface extensions.
+  decltype(&::glfwCreateWindowSurface) create_window_surface = nullptr;  ///< glfwCreateWindowSurface.
+  std::vector<std::string> extensions;  ///< What required_instance_extensions returned.
 
-  /// GLFW's description of its last error, or `fallback`.
-  [[nodiscard]] std::string last_error(const char* fallback) const {
-    const char* description = nullptr;
-    if (get_error != nullptr && get_error(&description) != GLFW_NO_ERROR && description != nullptr) return description;
-    return fallback;
+  /// Loads the Vulkan functions (glfw_library::open's `load_extra`).
+  result<void> load_vulkan() {
+    MEMBRIDGE_TRY(load("glfwVulkanSupported", vulkan_supported));
+    MEMBRIDGE_TRY(load("glfwGetRequiredInstanceExtensions", required_instance_extensions));
+    MEMBRIDGE_TRY(load("glfwCreateWindowSurface", create_window_surface));
+    return membridge::ok();
   }
 };
 
-namespace {
-
-template <class F>
-result<void> load(const membridge::os::dynamic_library& library, const char* name, F& fn) {
-  MEMBRIDGE_TRY_ASSIGN(void* symbol, library.symbol(name));
-  fn = reinterpret_cast<F>(symbol);
-  return membridge::ok();
-}
-
-bool env_set(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr && *value != '\0';
-}
-
-}  // namespace
-
 window_system::window_system() : functions_(std::make_unique<functions>()) {}
 
-window_system::~window_system() {
-  if (functions_ && functions_->initialised) functions_->terminate();
-}
+window_system::~window_system() = default;  // glfw_library terminates GLFW
 
 result<std::unique_ptr<window_system>> window_system::open() {
   constexpr const char* call = "window_system::open";
-  if (!env_set("DISPLAY") && !env_set("WAYLAND_DISPLAY"))
-    return error(errc::unsupported, call, "DISPLAY and WAYLAND_DISPLAY are not set");
   std::unique_ptr<window_system> system(new window_system());
   functions& f = *system->functions_;
-  auto library = membridge::os::dynamic_library::open("libglfw.so.3");
-  if (!library)
-    return error(errc::unsupported, call,
-                 "GLFW cannot be loaded (Debian: libglfw3): " + std::string(library.error().native_name()));
-  f.library = std::move(*library);
-  auto loaded = [&]() -> result<void> {
-    MEMBRIDGE_TRY(load(f.library, "glfwInit", f.init));
-    MEMBRIDGE_TRY(load(f.library, "glfwTerminate", f.terminate));
-    MEMBRIDGE_TRY(load(f.library, "glfwGetError", f.get_error));
-    MEMBRIDGE_TRY(load(f.library, "glfwWindowHint", f.window_hint));
-    MEMBRIDGE_TRY(load(f.library, "glfwCreateWindow", f.create_window));
-    MEMBRIDGE_TRY(load(f.library, "glfwDestroyWindow", f.destroy_window));
-    MEMBRIDGE_TRY(load(f.library, "glfwWindowShouldClose", f.window_should_close));
-    MEMBRIDGE_TRY(load(f.library, "glfwPollEvents", f.poll_events));
-    MEMBRIDGE_TRY(load(f.library, "glfwGetFramebufferSize", f.get_framebuffer_size));
-    MEMBRIDGE_TRY(load(f.library, "glfwVulkanSupported", f.vulkan_supported));
-    MEMBRIDGE_TRY(load(f.library, "glfwGetRequiredInstanceExtensions", f.required_instance_extensions));
-    MEMBRIDGE_TRY(load(f.library, "glfwCreateWindowSurface", f.create_window_surface));
-    return membridge::ok();
-  }();
-  if (!loaded)
-    return error(errc::unsupported, call,
-                 "libglfw.so.3 is too old (GLFW 3.3 or later is needed): " + loaded.error().message());
-  if (f.init() != GLFW_TRUE)
-    return error(errc::unsupported, call, "GLFW could not open the display: " + f.last_error("glfwInit failed"));
-  f.initialised = true;
+  MEMBRIDGE_TRY(f.open(call, [&f] { return f.load_vulkan(); }));
   if (f.vulkan_supported() != GLFW_TRUE)
     return error(errc::unsupported, call, "GLFW found no Vulkan loader: " + f.last_error("glfwVulkanSupported"));
   std::uint32_t count = 0;

@@ -14,6 +14,7 @@
 // GL_NV_timeline_semaphore). Without those GL extensions (or with --host-ordering) the render thread
 // waits for `produced` on the host and signals `consumed` from the host once a frame's GL fence is done.
 #include "app.hpp"
+#include "cuda_runtime_check.hpp"  // samples/common
 #include "wave_sim_cuda.hpp"
 
 #include <membridge/core/units.hpp>
@@ -21,7 +22,6 @@
 #include <membridge/cuda/growable_buffer.hpp>
 #include <membridge/gl/chunked_buffer.hpp>
 #include <membridge/gl/headless_context.hpp>
-#include <membridge/os/dynamic_library.hpp>
 #include <membridge/sync/frame_timeline.hpp>
 #include <membridge/sync/gl_bridge.hpp>
 #include <membridge/sync/gl_frame_consumer.hpp>
@@ -49,12 +49,7 @@ namespace {
 /// Longest a host wait of the producer or the render thread may take before the run fails.
 constexpr auto wait_limit = 10s;
 
-error cuda_error(cudaError_t rc, const char* call, std::string context = {},
-                 std::source_location where = std::source_location::current()) {
-  const errc code = rc == cudaErrorMemoryAllocation ? errc::out_of_memory : errc::internal;
-  return error::from_native(code, membridge::error_source::cuda, rc, cudaGetErrorName(rc), call,
-                            std::string(cudaGetErrorString(rc)) + (context.empty() ? "" : ": " + context), where);
-}
+using samples::cuda_error;
 
 /// Where the field lives in the buffer: S ring slots GL reads, then the two simulation fields.
 struct buffer_layout {
@@ -272,20 +267,7 @@ double ms_since(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-std::string gpu_unavailable_reason() {
-  int count = 0;
-  if (const cudaError_t rc = cudaGetDeviceCount(&count); rc != cudaSuccess) {
-    if (rc == cudaErrorInsufficientDriver && !membridge::os::dynamic_library::open("libcuda.so.1"))
-      return "no CUDA driver: libcuda.so.1 is not installed";
-    return std::string(cudaGetErrorName(rc)) + ": " + cudaGetErrorString(rc);
-  }
-  if (count == 0) return "the CUDA driver reports no devices";
-  if (const cudaError_t rc = cudaSetDevice(0); rc != cudaSuccess)
-    return std::string("cudaSetDevice(0): ") + cudaGetErrorName(rc) + ": " + cudaGetErrorString(rc);
-  if (const cudaError_t rc = cudaFree(nullptr); rc != cudaSuccess)  // creates the primary context
-    return std::string("cudaFree(nullptr): ") + cudaGetErrorName(rc) + ": " + cudaGetErrorString(rc);
-  return {};
-}
+std::string gpu_unavailable_reason() { return samples::cuda_unavailable_reason(); }
 
 result<void> run_gpu(run_environment& env, exit_status& status) {
   app_options& o = env.options;

@@ -12,6 +12,7 @@
 //           layout, spawn the new particles (kernel), publish_growth(); frames from g on have N' particles
 #include "producer.hpp"
 
+#include "cuda_runtime_check.hpp"  // samples/common
 #include "particle_growth.hpp"
 #include "particle_layout.hpp"
 #include "particle_sim.hpp"
@@ -22,7 +23,6 @@
 #include <membridge/cuda/device.hpp>
 #include <membridge/cuda/growable_buffer.hpp>
 #include <membridge/ipc/publisher.hpp>
-#include <membridge/os/dynamic_library.hpp>
 #include <membridge/sync/frame_publisher.hpp>
 #include <membridge/sync/ipc_buffers.hpp>
 #include <membridge/sync/same_gpu.hpp>
@@ -68,12 +68,7 @@ std::atomic<int> stop_signal{0};
 static_assert(std::atomic<bool>::is_always_lock_free && std::atomic<int>::is_always_lock_free,
               "request_stop() runs in a signal handler");
 
-error cuda_error(cudaError_t rc, const char* call, std::string context = {},
-                 std::source_location where = std::source_location::current()) {
-  const errc code = rc == cudaErrorMemoryAllocation ? errc::out_of_memory : errc::internal;
-  return error::from_native(code, membridge::error_source::cuda, rc, cudaGetErrorName(rc), call,
-                            std::string(cudaGetErrorString(rc)) + (context.empty() ? "" : ": " + context), where);
-}
+using samples::cuda_error;
 
 double to_ms(clock_type::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
@@ -447,20 +442,7 @@ void request_stop(int signal_number) noexcept {
   stop_flag.store(true);
 }
 
-std::string cuda_unavailable_reason() {
-  int count = 0;
-  if (const cudaError_t rc = cudaGetDeviceCount(&count); rc != cudaSuccess) {
-    if (rc == cudaErrorInsufficientDriver && !membridge::os::dynamic_library::open("libcuda.so.1"))
-      return "no CUDA driver: libcuda.so.1 is not installed";
-    return std::string(cudaGetErrorName(rc)) + ": " + cudaGetErrorString(rc);
-  }
-  if (count == 0) return "the CUDA driver reports no devices";
-  if (const cudaError_t rc = cudaSetDevice(0); rc != cudaSuccess)
-    return std::string("cudaSetDevice(0): ") + cudaGetErrorName(rc) + ": " + cudaGetErrorString(rc);
-  if (const cudaError_t rc = cudaFree(nullptr); rc != cudaSuccess)  // creates the primary context
-    return std::string("cudaFree(nullptr): ") + cudaGetErrorName(rc) + ": " + cudaGetErrorString(rc);
-  return {};
-}
+std::string cuda_unavailable_reason() { return samples::cuda_unavailable_reason(); }
 
 result<void> run(const producer_options& options, std::ostream& out) {
   console con(out);
