@@ -170,7 +170,7 @@ class vmm_lane {
     buffer_ = value_or_fail(cuda::growable_buffer::create(*env.cu, {.size = bytes, .max_size = bytes}),
                             "growable_buffer::create (frame slots)");
     // CUDA touches the slots before GL imports them, and the one chunk that never grows is one plain GL
-    // buffer (on the H100 a sparse view and a chunk imported before CUDA first wrote it misbehaved).
+    // buffer (on the H100, GL read stale bytes from a chunk it imported before CUDA first wrote it).
     check_cuda(cudaMemset(buffer_.data(), 0, buffer_.capacity()), "cudaMemset (frame slots)");
     check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize (frame slots)");
     view_ = value_or_fail(sync::mirror_in_gl(env.gl->gl(), buffer_, membridge::gl::growth_mode::per_chunk),

@@ -307,7 +307,7 @@ result<void> run_gpu(run_environment& env, exit_status& status) {
     layout.slots = o.slots;
     layout.slot_bytes = static_cast<std::size_t>(o.grid) * static_cast<std::size_t>(o.grid) * sizeof(float);
     layout.stride = *membridge::round_up(layout.slot_bytes, std::max<std::size_t>(renderer.storage_offset_alignment(), 256));
-    // One chunk, so GL sees one buffer in both growth modes (sparse on NVIDIA, per chunk elsewhere).
+    // One chunk, so GL sees one buffer (growth_mode::automatic is one GL buffer per chunk).
     const auto rounded = membridge::round_up(layout.total(), device.granularity());
     if (!rounded) return error(errc::invalid_argument, "run_gpu", "the height buffer size overflows");
     membridge::cuda::growable_buffer_options bo;

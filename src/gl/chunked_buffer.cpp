@@ -53,16 +53,19 @@ result<chunked_buffer> chunked_buffer::create(const context& context, std::size_
   if (reserved_size > max_gl_size) return error(errc::invalid_argument, create_call, "reserved_size exceeds GLsizeiptr");
   const auto& caps = context.capabilities();
   const bool can_sparse = caps.sparse_growth() && caps.sparse_page_size > 0;
-  if (mode == growth_mode::sparse && !can_sparse)
+  if (mode == growth_mode::sparse && !can_sparse) {
+    if (!caps.sparse_growth_blocked.empty())
+      return error(errc::unsupported, create_call,
+                   caps.sparse_growth_blocked + "; use growth_mode::automatic (one buffer per chunk)");
     return error(errc::unsupported, create_call,
                  "sparse growth needs GL_ARB_sparse_buffer and GL_NV_memory_object_sparse (" + caps.renderer +
                      " lacks one); use growth_mode::automatic to fall back to one buffer per chunk");
+  }
   chunked_buffer out;
   out.state_ = context.state();
   out.reserved_size_ = reserved_size;
-  // automatic is per-chunk for now: on the H100 (driver 580) the runs that drew from a sparse view
-  // went wrong (sample 02 never saw GL signal its first frame; the GL benchmark's frames read wrong
-  // words) while the same code on plain buffers worked. Sparse stays available when asked for.
+  // automatic is per-chunk: the only driver seen with both sparse extensions (NVIDIA's) loses the
+  // context at the first commit of imported memory (context_capabilities::sparse_growth_blocked).
   if (mode != growth_mode::sparse) return out;
 
   MEMBRIDGE_TRY_ASSIGN(out.sparse_name_, make_sparse_buffer(out.state_->fn, reserved_size));

@@ -78,6 +78,18 @@ void read_capabilities(const detail::functions& fn, context_capabilities& caps) 
   read_uuids(fn, caps);
 }
 
+// Drivers on which committing imported memory into a sparse buffer is known to break: NVIDIA's GL
+// lost the context (GL_GUILTY_CONTEXT_RESET) at the first such commit in every variant tried on an
+// H100 with driver 580.159.04 (sparse buffer flags and sizes, partial commits, dedicated memory
+// objects, CUDA allocation properties), while sparse buffers backed by GL's own memory worked.
+std::string sparse_import_problem(const context_capabilities& caps) {
+  if (!caps.sparse_buffer || !caps.memory_object_sparse) return {};
+  if (caps.vendor.find("NVIDIA") == std::string::npos) return {};
+  return "committing imported memory into a sparse buffer (glNamedBufferPageCommitmentMemNV) lost the GL context "
+         "on NVIDIA's GL (measured with driver 580.159.04; this one is " + caps.version +
+         "), so membridge grows GL views one buffer per chunk";
+}
+
 std::vector<std::string> missing_required(const context_capabilities& caps) {
   std::vector<std::string> missing;
   if (!caps.direct_state_access) missing.emplace_back("OpenGL 4.5 or GL_ARB_direct_state_access");
@@ -112,6 +124,7 @@ result<context> context::adopt_current(get_proc_address_fn get_proc_address, con
   }
   read_capabilities(fn, state->capabilities);
   (void)detail::check_gl_error(fn, adopt_call);  // queries of absent extensions may raise GL_INVALID_ENUM
+  if (!options.trust_sparse_imports) state->capabilities.sparse_growth_blocked = sparse_import_problem(state->capabilities);
   const auto& caps = state->capabilities;
   if (const auto missing = missing_required(caps); !missing.empty() && !options.allow_missing_extensions)
     return error(errc::unsupported, adopt_call,

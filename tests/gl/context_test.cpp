@@ -2,12 +2,14 @@
 // choice, listing, moves and teardown (Mesa llvmpipe on EGL in CI).
 #include "gl_test.hpp"
 
+#include <membridge/gl/chunked_buffer.hpp>
 #include <membridge/gl/context.hpp>
 #include <membridge/gl/headless_context.hpp>
 #include <membridge/os/dynamic_library.hpp>
 
 #include <algorithm>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -149,6 +151,84 @@ TEST(gl_context, adopt_current_refuses_a_context_on_another_gpu_and_names_both) 
   const auto matching = gl::context::adopt_current(ctx.get_proc_address(), options);
   ASSERT_TRUE(matching) << matching.error().message();
   EXPECT_TRUE(matching->is_on(ctx.gl().uuid()));
+}
+
+// A GL that says it is NVIDIA's and advertises sparse imports (GL_ARB_sparse_buffer +
+// GL_NV_memory_object_sparse) on top of the real context: everything else is the real context's.
+namespace nvidia_shim {
+constexpr unsigned int gl_vendor = 0x1F00;
+constexpr unsigned int gl_sparse_page_size = 0x82F8;
+gl::get_proc_address_fn real = nullptr;
+int commits = 0;  // calls of the shim's glNamedBufferPageCommitmentMemNV (must stay 0)
+const char* const extra[] = {"GL_ARB_sparse_buffer", "GL_NV_memory_object_sparse"};
+int real_count() {
+  int n = 0;
+  reinterpret_cast<get_integerv_fn>(real("glGetIntegerv"))(gl_num_extensions, &n);
+  return n;
+}
+const unsigned char* get_string(unsigned int name) {
+  if (name == gl_vendor) return reinterpret_cast<const unsigned char*>("NVIDIA Corporation");
+  return reinterpret_cast<get_string_fn>(real("glGetString"))(name);
+}
+const unsigned char* get_stringi(unsigned int name, unsigned int index) {
+  const auto n = static_cast<unsigned int>(real_count());
+  if (name == gl_extensions && index >= n && index < n + 2) return reinterpret_cast<const unsigned char*>(extra[index - n]);
+  return reinterpret_cast<get_stringi_fn>(real("glGetStringi"))(name, index);
+}
+void get_integerv(unsigned int name, int* out) {
+  if (name == gl_num_extensions) {
+    *out = real_count() + 2;
+    return;
+  }
+  if (name == gl_sparse_page_size) {
+    *out = 65536;
+    return;
+  }
+  reinterpret_cast<get_integerv_fn>(real("glGetIntegerv"))(name, out);
+}
+void page_commitment(unsigned int, long, long, unsigned int, unsigned long, unsigned char) { ++commits; }
+gl::proc get_proc_address(const char* name) {
+  const std::string_view n(name);
+  if (n == "glGetString") return reinterpret_cast<gl::proc>(&get_string);
+  if (n == "glGetStringi") return reinterpret_cast<gl::proc>(&get_stringi);
+  if (n == "glGetIntegerv") return reinterpret_cast<gl::proc>(&get_integerv);
+  if (n == "glNamedBufferPageCommitmentMemNV") return reinterpret_cast<gl::proc>(&page_commitment);
+  return real(name);
+}
+}  // namespace nvidia_shim
+
+// On NVIDIA's GL a commit of imported memory into a sparse buffer lost the context (H100, driver
+// 580.159.04): membridge reports sparse growth as blocked there, refuses growth_mode::sparse with the
+// reason, and never calls the commit; adopt_options::trust_sparse_imports lifts the block.
+TEST(gl_context, sparse_growth_is_blocked_on_nvidia_gl_unless_trusted) {
+  MEMBRIDGE_GL_CONTEXT_OR_SKIP(ctx);
+  nvidia_shim::real = ctx.get_proc_address();
+  nvidia_shim::commits = 0;
+  const auto adopted = gl::context::adopt_current(&nvidia_shim::get_proc_address);
+  ASSERT_TRUE(adopted) << adopted.error().message();
+  const auto& caps = adopted->capabilities();
+  EXPECT_EQ(caps.vendor, "NVIDIA Corporation");
+  EXPECT_TRUE(caps.sparse_buffer);
+  EXPECT_TRUE(caps.memory_object_sparse);
+  EXPECT_EQ(caps.sparse_page_size, 65536U);
+  EXPECT_FALSE(caps.sparse_growth());
+  EXPECT_TRUE(contains(caps.sparse_growth_blocked, "lost the GL context")) << caps.sparse_growth_blocked;
+
+  const auto sparse = gl::chunked_buffer::create(*adopted, std::size_t{64} << 20, gl::growth_mode::sparse);
+  ASSERT_FALSE(sparse);
+  EXPECT_EQ(sparse.error().code(), errc::unsupported);
+  EXPECT_TRUE(contains(sparse.error().message(), caps.sparse_growth_blocked)) << sparse.error().message();
+  const auto automatic = gl::chunked_buffer::create(*adopted, std::size_t{64} << 20);
+  ASSERT_TRUE(automatic) << automatic.error().message();
+  EXPECT_FALSE(automatic->is_sparse());
+  EXPECT_EQ(nvidia_shim::commits, 0);
+
+  gl::adopt_options trusting;
+  trusting.trust_sparse_imports = true;
+  const auto trusted = gl::context::adopt_current(&nvidia_shim::get_proc_address, trusting);
+  ASSERT_TRUE(trusted) << trusted.error().message();
+  EXPECT_TRUE(trusted->capabilities().sparse_growth());
+  EXPECT_EQ(trusted->capabilities().sparse_growth_blocked, "");
 }
 
 // ------------------------------------------------------------------------ headless_context ---

@@ -32,6 +32,7 @@ gl_context_report context_of(const gl::context& gl) {
   c.semaphore_fd = caps.semaphore_import();
   c.timeline_semaphore = caps.timeline_semaphore;
   c.sparse_growth = caps.sparse_growth();
+  c.sparse_growth_blocked = caps.sparse_growth_blocked;
   return c;
 }
 

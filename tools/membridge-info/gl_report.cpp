@@ -62,7 +62,10 @@ void context_rows(std::string& out, const gl_context_report& c) {
   row(out, "  ", "GL_EXT_memory_object_fd", yes_no(c.memory_object_fd));
   row(out, "  ", "GL_EXT_semaphore_fd", yes_no(c.semaphore_fd));
   row(out, "  ", "GL_NV_timeline_semaphore", yes_no(c.timeline_semaphore));
-  row(out, "  ", "sparse growth", c.sparse_growth ? "yes" : "no (growth re-imports per chunk)");
+  row(out, "  ", "sparse growth",
+      c.sparse_growth                     ? std::string("yes")
+      : c.sparse_growth_blocked.empty()   ? std::string("no (growth re-imports per chunk)")
+                                          : "not used (growth re-imports per chunk): " + c.sparse_growth_blocked);
 }
 
 void cuda_device_section(std::string& out, const gl_device_report& d) {
@@ -96,6 +99,7 @@ json json_of(const gl_context_report& c) {
   j["semaphore_fd"] = c.semaphore_fd;
   j["timeline_semaphore"] = c.timeline_semaphore;
   j["sparse_growth"] = c.sparse_growth;
+  j["sparse_growth_blocked"] = c.sparse_growth_blocked;
   return j;
 }
 

@@ -39,6 +39,7 @@ struct gl_context_report {
   bool semaphore_fd = false;        ///< GL_EXT_semaphore + GL_EXT_semaphore_fd: GPU-side ordering with CUDA.
   bool timeline_semaphore = false;  ///< GL_NV_timeline_semaphore.
   bool sparse_growth = false;       ///< GL_ARB_sparse_buffer + GL_NV_memory_object_sparse: growth keeps one buffer.
+  std::string sparse_growth_blocked;  ///< Why sparse growth is not used though advertised (empty otherwise).
 };
 
 /// Whether membridge's GL bridge can work with a CUDA device: a GL context on the same GPU that

@@ -46,8 +46,13 @@ device_uuid llvmpipe_id() {
   return device_uuid::from_bytes(raw);
 }
 
-/// What NVIDIA's GL offers on an H100.
-gl_context_report nvidia_context() { return {h100, "4.6.0 NVIDIA 580.65.06", true, true, true, true}; }
+/// Why sparse growth is not used on NVIDIA's GL (as gl::context reports it).
+constexpr const char* sparse_blocked = "sparse commits of imported memory lost the context";
+
+/// What NVIDIA's GL offers on an H100 (sparse growth advertised but blocked).
+gl_context_report nvidia_context() {
+  return {h100, "4.6.0 NVIDIA 580.65.06", true, true, true, false, sparse_blocked};
+}
 
 /// What Mesa llvmpipe offers: memory fds, no semaphores, no sparse growth.
 gl_context_report llvmpipe_context() { return {llvmpipe, "4.5 (Core Profile) Mesa 22.3.6", true, false, false, false}; }
@@ -104,7 +109,12 @@ std::string keys_of(const nlohmann::ordered_json& j) {
 TEST(gl_report_verdict, a_context_with_memory_and_semaphore_fds_is_ready) {
   const auto d = judged(egl_with({nvidia_egl_device()}), nvidia_context());
   EXPECT_TRUE(d.ready);
-  EXPECT_EQ(d.reason, std::string(h100) + ": memory and semaphore fd import, timeline semaphores, sparse growth");
+  EXPECT_EQ(d.reason, std::string(h100) + ": memory and semaphore fd import, timeline semaphores, growth by re-import");
+  auto trusted = nvidia_context();  // adopt_options::trust_sparse_imports
+  trusted.sparse_growth = true;
+  trusted.sparse_growth_blocked.clear();
+  EXPECT_EQ(judged(egl_with({nvidia_egl_device()}), trusted).reason,
+            std::string(h100) + ": memory and semaphore fd import, timeline semaphores, sparse growth");
   auto plain = nvidia_context();
   plain.timeline_semaphore = false;
   plain.sparse_growth = false;
@@ -188,8 +198,9 @@ TEST_F(gl_report_test, json_of_the_gl_section_has_the_documented_shape) {
                                                         {"memory_object_fd", true},
                                                         {"semaphore_fd", true},
                                                         {"timeline_semaphore", true},
-                                                        {"sparse_growth", true}}));
-  EXPECT_EQ(keys_of(on_gpu["context"]), "renderer version memory_object_fd semaphore_fd timeline_semaphore sparse_growth ");
+                                                        {"sparse_growth", false},
+                                                        {"sparse_growth_blocked", sparse_blocked}}));
+  EXPECT_EQ(keys_of(on_gpu["context"]), "renderer version memory_object_fd semaphore_fd timeline_semaphore sparse_growth sparse_growth_blocked ");
   EXPECT_TRUE(on_gpu["error"].is_null());
   EXPECT_EQ(on_gpu["ready"], true);
   // The rest of the report is make_json(r)'s, unchanged.
@@ -216,14 +227,15 @@ TEST_F(gl_report_test, text_lists_egl_devices_and_gl_per_cuda_device_before_the_
                                  "  GL_EXT_memory_object_fd:      yes\n"
                                  "  GL_EXT_semaphore_fd:          yes\n"
                                  "  GL_NV_timeline_semaphore:     yes\n"
-                                 "  sparse growth:                yes\n"
+                                 "  sparse growth:                not used (growth re-imports per chunk): " +
+                                 sparse_blocked + "\n"
                                  "  GL interop:                   ready ("))
       << text;
   // Sections in order: CUDA, GL, summary; the GL verdict is the last summary line.
   EXPECT_LT(text.find("\nCUDA device 0\n"), text.find("\nOpenGL (EGL)\n"));
   EXPECT_LT(text.find("\nOpenGL (EGL)\n"), text.find("\nSummary: "));
   const std::string last_line = "  CUDA device 0: GL interop: ready (" + std::string(h100) +
-                                ": memory and semaphore fd import, timeline semaphores, sparse growth)\n";
+                                ": memory and semaphore fd import, timeline semaphores, growth by re-import)\n";
   ASSERT_GE(text.size(), last_line.size());
   EXPECT_EQ(text.substr(text.size() - last_line.size()), last_line) << text;
 }

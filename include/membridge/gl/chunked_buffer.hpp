@@ -18,7 +18,7 @@ namespace membridge::gl {
 
 /// How a chunked_buffer presents several chunks to GL.
 enum class growth_mode : std::uint8_t {
-  automatic = 0,  ///< per_chunk for now (drawing from sparse GL views went wrong on an H100, driver 580; see docs/synchronization.md).
+  automatic = 0,  ///< per_chunk (sparse commits of imported memory lost the context on NVIDIA's GL; see docs/synchronization.md).
   sparse,         ///< One sparse buffer over the reserved size; each chunk committed with glNamedBufferPageCommitmentMemNV.
   per_chunk,      ///< The re-import path: one GL buffer per imported chunk (segments()); new chunks get new names.
 };
@@ -44,7 +44,8 @@ struct buffer_segment {
 class chunked_buffer {
  public:
   /// Creates an empty view (the sparse buffer, when sparse).
-  /// Errors: invalid_argument for reserved_size 0; unsupported when sparse is asked for but missing.
+  /// Errors: invalid_argument for reserved_size 0; unsupported when sparse is asked for but missing
+  /// or blocked (context_capabilities::sparse_growth_blocked says why).
   [[nodiscard]] static result<chunked_buffer> create(const context& context, std::size_t reserved_size,
                                                      growth_mode mode = growth_mode::automatic);
 

@@ -39,12 +39,20 @@ struct context_capabilities {
   bool sparse_buffer = false;         ///< GL_ARB_sparse_buffer.
   bool memory_object_sparse = false;  ///< GL_NV_memory_object_sparse: imported memory committed into a sparse buffer.
   std::size_t sparse_page_size = 0;   ///< GL_SPARSE_BUFFER_PAGE_SIZE_ARB (0 without sparse buffers).
+  /// Why membridge does not commit imported memory into sparse buffers on this driver although it
+  /// advertises both extensions (empty when it may): on NVIDIA's GL every such commit lost the
+  /// context (GL_GUILTY_CONTEXT_RESET; measured with driver 580.159.04 on an H100).
+  /// adopt_options::trust_sparse_imports clears it.
+  std::string sparse_growth_blocked;
   std::vector<device_uuid> device_uuids;  ///< GL_DEVICE_UUID_EXT for each of GL_NUM_DEVICE_UUIDS_EXT.
   std::optional<device_uuid> driver_uuid; ///< GL_DRIVER_UUID_EXT.
   /// True when semaphores can be imported from fds (GL_EXT_semaphore + GL_EXT_semaphore_fd).
   [[nodiscard]] bool semaphore_import() const noexcept { return semaphore && semaphore_fd; }
-  /// True when growth keeps one GL buffer (GL_ARB_sparse_buffer + GL_NV_memory_object_sparse).
-  [[nodiscard]] bool sparse_growth() const noexcept { return sparse_buffer && memory_object_sparse; }
+  /// True when growth keeps one GL buffer (GL_ARB_sparse_buffer + GL_NV_memory_object_sparse, and
+  /// not blocked: sparse_growth_blocked).
+  [[nodiscard]] bool sparse_growth() const noexcept {
+    return sparse_buffer && memory_object_sparse && sparse_growth_blocked.empty();
+  }
 };
 
 /// The GL extensions membridge needs, in the order it checks them.
@@ -57,6 +65,9 @@ struct adopt_options {
   std::optional<device_uuid> uuid;
   /// Report missing required extensions in capabilities() instead of failing (membridge-info).
   bool allow_missing_extensions = false;
+  /// Use GL_NV_memory_object_sparse even where membridge saw it lose the context (NVIDIA's GL, see
+  /// context_capabilities::sparse_growth_blocked), e.g. to try a newer driver.
+  bool trust_sparse_imports = false;
 };
 
 /// The GL context membridge works with: a per-context function table loaded with the caller's
