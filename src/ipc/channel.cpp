@@ -8,6 +8,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -313,14 +314,19 @@ void channel::close() noexcept {
   socket_.reset();
 }
 
-result<message> channel::receive(milliseconds timeout) {
+result<message> channel::receive(milliseconds timeout) { return receive(timeout, std::chrono::microseconds{0}); }
+
+result<message> channel::receive(milliseconds timeout, std::chrono::microseconds spin) {
   constexpr const char* call = "channel::receive";
   if (!socket_) return error(errc::invalid_argument, call, "the channel is closed");
   const auto deadline = deadline_after(timeout);
+  const auto spin_until = clock::now() + spin;
 
-  std::vector<std::byte> buffer(receive_buffer_size);
+  // Not zeroed: recvmsg writes what is read, and only that much is looked at (64 KiB of zeroes per
+  // message showed in the handshake's time).
+  const auto buffer = std::make_unique_for_overwrite<std::byte[]>(receive_buffer_size);
   alignas(cmsghdr) std::array<char, control_size> control{};
-  iovec iov{buffer.data(), buffer.size()};
+  iovec iov{buffer.get(), receive_buffer_size};
   msghdr msg{};
   ssize_t got = -1;
   short revents = 0;
@@ -347,6 +353,10 @@ result<message> channel::receive(milliseconds timeout) {
                                 "the peer closed");
     }
     if (errno != EAGAIN) return error::from_errno(errno, "recvmsg", "channel::receive");
+    if (spin.count() > 0 && clock::now() < spin_until) {
+      std::this_thread::yield();
+      continue;
+    }
     MEMBRIDGE_TRY_ASSIGN(revents, poll_until(socket_.get(), POLLIN, deadline));
     if (revents == 0) return error(errc::timeout, call, "no message within the timeout");
   }
@@ -387,7 +397,7 @@ result<message> channel::receive(milliseconds timeout) {
   if ((msg.msg_flags & MSG_TRUNC) != 0)
     return fail("datagram truncated (MSG_TRUNC): larger than " + std::to_string(receive_buffer_size - 1) + " bytes");
 
-  const auto bytes = std::span<const std::byte>(buffer.data(), static_cast<std::size_t>(got));
+  const auto bytes = std::span<const std::byte>(buffer.get(), static_cast<std::size_t>(got));
   auto header = decode_header(bytes, fds.size());
   if (!header) {
     fds.clear();

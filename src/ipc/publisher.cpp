@@ -164,6 +164,10 @@ void publisher::impl::accept_one() {
     return;  // a timeout: the connection was withdrawn meanwhile
   }
   pending_handshakes.push_back(handshake{std::move(*accepted), clock::now() + options.handshake_timeout});
+  // A subscriber sends its hello right after connecting, so it is usually queued already: answer it
+  // now instead of after another poll round (a hello not there yet is waited for as before).
+  finish_handshake(pending_handshakes.back());
+  if (!pending_handshakes.back().ch.valid()) pending_handshakes.pop_back();
 }
 
 void publisher::impl::finish_handshake(handshake& h) {

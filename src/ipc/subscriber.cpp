@@ -36,7 +36,7 @@ result<subscriber> subscriber::connect(const subscriber_options& options) {
   const detail::hello_payload hello{options.role, options.client_name};
   MEMBRIDGE_TRY(s.channel_.send(detail::make_message(message_type::hello, detail::encode(hello)), left_until(deadline)));
   for (;;) {
-    auto m = s.channel_.receive(left_until(deadline));
+    auto m = s.channel_.receive(left_until(deadline), options.handshake_spin);
     if (!m) return std::move(m.error()).add_context("waiting for " + path + "'s current state");
     if (m->type == message_type::welcome) {
       if (!m->fds.empty()) return refuse("a welcome came with fds");

@@ -243,6 +243,42 @@ TEST(ipc_channel, receive_times_out_quickly_and_stays_usable) {
   EXPECT_TRUE(b.receive(1s));
 }
 
+// receive(timeout, spin): a message sent during the spin arrives; with none, the whole timeout
+// still applies after the spin; a close during the spin is reported as a close.
+TEST(ipc_channel, receive_with_a_spin_gets_a_message_times_out_and_notices_a_close) {
+  auto p = ipc::channel::pair();
+  ASSERT_TRUE(p);
+  auto& [a, b] = *p;
+  std::thread sender([&a] {
+    std::this_thread::sleep_for(2ms);
+    ipc::message m;
+    m.type = ipc::message_type::frame;
+    m.payload = {std::byte{7}};
+    (void)a.send(m, 1s);
+  });
+  auto got = b.receive(5s, 100ms);
+  sender.join();
+  ASSERT_TRUE(got) << got.error().message();
+  EXPECT_EQ(got->type, ipc::message_type::frame);
+  ASSERT_EQ(got->payload.size(), 1U);
+  EXPECT_EQ(got->payload[0], std::byte{7});
+
+  const auto start = clock_type::now();
+  auto none = b.receive(60ms, 20ms);
+  const auto took = clock_type::now() - start;
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().code(), errc::timeout);
+  EXPECT_GE(took, 55ms);
+  EXPECT_LT(took, 1s);
+  EXPECT_TRUE(b.valid());
+
+  a = ipc::channel();  // closes a
+  auto closed = b.receive(5s, 50ms);
+  ASSERT_FALSE(closed);
+  EXPECT_EQ(closed.error().code(), errc::protocol_error);
+  EXPECT_TRUE(b.peer_closed());
+}
+
 TEST(ipc_channel, a_peer_that_closes_is_noticed_at_once) {
   auto p = ipc::channel::pair();
   ASSERT_TRUE(p);

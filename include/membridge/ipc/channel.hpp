@@ -88,6 +88,12 @@ class channel {
   /// Ownership: the returned message owns its fds.
   [[nodiscard]] result<message> receive(std::chrono::milliseconds timeout);
 
+  /// As receive(timeout), but first checks for the message without sleeping for up to `spin`
+  /// (busy, yielding the CPU between checks), then sleeps as receive() does. For a reply expected
+  /// within microseconds (the handshake): a thread woken from poll() on a VM can take tens of
+  /// microseconds. Costs up to `spin` of CPU time per call.
+  [[nodiscard]] result<message> receive(std::chrono::milliseconds timeout, std::chrono::microseconds spin);
+
   /// The peer's credentials as recorded when the connection was made (for pair(): this process).
   [[nodiscard]] const peer_credentials& peer() const noexcept { return peer_; }
 

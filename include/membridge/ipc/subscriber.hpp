@@ -25,6 +25,10 @@ struct subscriber_options {
   std::string client_name;  ///< Shown to the publisher (free text, <= max_name_size bytes).
   /// How long connecting, the handshake and the initial state may take together.
   std::chrono::milliseconds timeout{5000};
+  /// How long each wait for a handshake message checks without sleeping first (busy, yielding):
+  /// the publisher answers within microseconds, and a thread woken from a sleep can take tens of
+  /// them on a VM. 0: sleep at once. Costs up to this much CPU time per message, at connect only.
+  std::chrono::microseconds handshake_spin{200};
 };
 
 /// A buffer as received: the publisher's description and one fd per chunk.
