@@ -30,7 +30,10 @@ struct frame_publisher_options {
 /// rule). While no consumer is attached, publish_frame() counts each frame as consumed at once
 /// (host signal), so the producer runs free; when the consumer leaves or dies, the publisher's
 /// thread signals `consumed` up to the last announced frame, so a producer waiting on the GPU for
-/// the dead consumer goes on. A consumer must only consume frames after ipc::subscriber::frame_at_join().
+/// the dead consumer goes on. GPU work the dead consumer queued can still signal a lower value while
+/// its process is torn down, so for 2 s after a consumer leaves a thread of this object raises
+/// `consumed` again whenever it finds it below the last announced frame (and logs a warning).
+/// A consumer must only consume frames after ipc::subscriber::frame_at_join().
 ///
 /// Thread use: as frame_timeline; publish_frame() from the producer's thread.
 /// Move-only. Destruction stops the publisher first (subscribers see goodbye), then destroys the timeline.
