@@ -30,8 +30,8 @@ constexpr auto guard_period = std::chrono::milliseconds(2);
 // `consumed` for m) can still run while the driver tears the process down, after the publisher has
 // raised `consumed` past m, and a signal of a lower value sets the semaphore back (the producer
 // stalled once on an H100 with `consumed` raised to the last frame at the drop). So for guard_time
-// after a consumer left, a thread raises `consumed` to the last announced frame again whenever it
-// finds it lower, and logs when it went back.
+// after a consumer left, until another one joins, a thread raises `consumed` to the last announced
+// frame again whenever it finds it lower, and logs when it went back.
 struct pacing {
   std::mutex mutex;
   std::optional<std::uint64_t> last_frame;             // the last frame publish_frame() announced
@@ -86,6 +86,8 @@ void on_subscriber_event(pacing& p, const ipc::publisher_event& event) noexcept 
       // now (publish_frame normally did that already; this closes the window where it announced a
       // frame and then saw the new consumer).
       frame = event.last_frame;
+      // From now on the new consumer paces the producer: its signals must not be overtaken.
+      p.guard_until = clock::now();
     } else if (event.what == ipc::publisher_event::kind::left) {
       // A producer waiting on the GPU for the consumer that went away goes on; the guard keeps it so.
       frame = p.last_frame;

@@ -31,8 +31,9 @@ struct frame_publisher_options {
 /// (host signal), so the producer runs free; when the consumer leaves or dies, the publisher's
 /// thread signals `consumed` up to the last announced frame, so a producer waiting on the GPU for
 /// the dead consumer goes on. GPU work the dead consumer queued can still signal a lower value while
-/// its process is torn down, so for 2 s after a consumer leaves a thread of this object raises
-/// `consumed` again whenever it finds it below the last announced frame (and logs a warning).
+/// its process is torn down, so for 2 s after a consumer leaves (until another one joins) a thread
+/// of this object raises `consumed` again whenever it finds it below the last announced frame (and
+/// logs a warning).
 /// A consumer must only consume frames after ipc::subscriber::frame_at_join().
 ///
 /// Thread use: as frame_timeline; publish_frame() from the producer's thread.
