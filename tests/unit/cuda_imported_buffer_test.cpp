@@ -91,6 +91,45 @@ class imported_buffer_test : public membridge::testing::fake_driver_test {
     EXPECT_EQ(static_cast<std::size_t>(in_view), chunks);
   }
 
+  // Fails the driver call at step k of `attempt()` for k = 0, 1, ... until an attempt runs with no
+  // failure injected (which must succeed). Every failed attempt must report out_of_memory and leave the
+  // driver, the process's fds and the view (chunks, capacity, size) as they were. Returns the number
+  // of steps that failed.
+  template <class Attempt>
+  int fail_every_step(const imported_buffer& view, Attempt attempt) {
+    const auto before = fake_.state();
+    const auto fds_before = membridge::testing::open_fds();
+    const std::size_t chunks = view.chunk_count();
+    const std::size_t capacity = view.capacity();
+    const std::size_t size = view.size();
+    for (int k = 0;; ++k) {
+      fake_.fail_nth_call(k, CUDA_ERROR_OUT_OF_MEMORY);
+      const auto r = attempt();
+      if (!fake_.injection_fired()) {
+        fake_.clear_failures();
+        EXPECT_TRUE(r) << r.error().message();
+        return k;
+      }
+      const std::string step = "step " + std::to_string(k) + " (" + fake_.failed_function() + ")";
+      if (r) {
+        ADD_FAILURE() << step << " failed but the call reported success";
+        fake_.clear_failures();
+        return k;
+      }
+      EXPECT_EQ(r.error().code(), errc::out_of_memory) << step;
+      EXPECT_EQ(fake_.state(), before) << step;
+      EXPECT_EQ(membridge::testing::open_fds(), fds_before) << step;
+      EXPECT_EQ(view.chunk_count(), chunks) << step;
+      EXPECT_EQ(view.capacity(), capacity) << step;
+      EXPECT_EQ(view.size(), size) << step;
+      if (!fake_.misuse().empty()) {
+        ADD_FAILURE() << step << membridge::testing::join(fake_.misuse());
+        fake_.clear_failures();
+        return k;
+      }
+    }
+  }
+
   void TearDown() override {
     dev_ = {};  // drop the test's share of the primary context before the leak check
     fake_driver_test::TearDown();
@@ -215,27 +254,7 @@ TEST_F(imported_buffer_test, a_failure_at_every_step_of_append_leaves_the_view_a
   auto view = reserve(exporter.max_size());
   ASSERT_TRUE(view.append(chunks[0].fd, 0, chunks[0].size));
   ASSERT_TRUE(view.set_size(10_MiB));
-  const auto before = fake_.state();
-  const auto fds_before = membridge::testing::open_fds();
-  int k = 0;
-  for (;; ++k) {
-    fake_.fail_nth_call(k, CUDA_ERROR_OUT_OF_MEMORY);
-    const auto r = view.append(chunks[1].fd, chunks[1].offset, chunks[1].size);
-    if (!fake_.injection_fired()) {
-      fake_.clear_failures();
-      ASSERT_TRUE(r) << r.error().message();
-      break;
-    }
-    ASSERT_FALSE(r) << "step " << k << " failed but append reported success";
-    EXPECT_EQ(r.error().code(), errc::out_of_memory);
-    EXPECT_EQ(fake_.state(), before) << "step " << k;
-    EXPECT_EQ(membridge::testing::open_fds(), fds_before) << "step " << k;
-    EXPECT_EQ(view.capacity(), 64_MiB);
-    EXPECT_EQ(view.chunk_count(), 1u);
-    EXPECT_EQ(view.size(), 10_MiB);
-    ASSERT_TRUE(fake_.misuse().empty()) << "step " << k << membridge::testing::join(fake_.misuse());
-  }
-  fake_.clear_failures();
+  const int k = fail_every_step(view, [&] { return view.append(chunks[1].fd, chunks[1].offset, chunks[1].size); });
   EXPECT_GE(k, 3) << "too few steps: the loop did not cover import/map/access";
   expect_mirrors(view, exporter, 2);
   EXPECT_EQ(view.size(), 10_MiB);
@@ -301,28 +320,9 @@ TEST_F(imported_buffer_test, a_failure_at_every_step_of_append_all_leaves_the_vi
   auto chunks = export_all(exporter);
   auto view = reserve(exporter.max_size());
   ASSERT_TRUE(view.append(chunks[0].fd, 0, chunks[0].size));
-  const auto before = fake_.state();
-  const auto fds_before = membridge::testing::open_fds();
   const std::vector<imported_buffer::chunk_source> rest{{chunks[1].fd, chunks[1].offset, chunks[1].size},
                                                         {chunks[2].fd, chunks[2].offset, chunks[2].size}};
-  int k = 0;
-  for (;; ++k) {
-    fake_.fail_nth_call(k, CUDA_ERROR_OUT_OF_MEMORY);
-    const auto r = view.append_all(rest);
-    if (!fake_.injection_fired()) {
-      fake_.clear_failures();
-      ASSERT_TRUE(r) << r.error().message();
-      break;
-    }
-    ASSERT_FALSE(r) << "step " << k << " (" << fake_.failed_function() << ") failed but append_all reported success";
-    EXPECT_EQ(r.error().code(), errc::out_of_memory);
-    EXPECT_EQ(fake_.state(), before) << "step " << k << " (" << fake_.failed_function() << ")";
-    EXPECT_EQ(membridge::testing::open_fds(), fds_before) << "step " << k;
-    EXPECT_EQ(view.capacity(), 64_MiB);
-    EXPECT_EQ(view.chunk_count(), 1u);
-    ASSERT_TRUE(fake_.misuse().empty()) << "step " << k << membridge::testing::join(fake_.misuse());
-  }
-  fake_.clear_failures();
+  const int k = fail_every_step(view, [&] { return view.append_all(rest); });
   EXPECT_GE(k, 5) << "too few steps: the loop did not cover both imports, both maps and the access call";
   expect_mirrors(view, exporter, 3);
 }
