@@ -3,6 +3,7 @@
 #include "detail/payload.hpp"
 
 #include <membridge/core/log.hpp>
+#include <membridge/os/start_thread.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -322,7 +323,7 @@ result<publisher> publisher::start(const publisher_options& options) {
   if (wake < 0) return error::from_errno(errno, "eventfd", "the publisher's wake-up fd");
   state->wake = os::unique_fd::from_native(wake);
   impl* raw = state.get();
-  state->thread = std::thread([raw] { raw->run(); });
+  MEMBRIDGE_TRY_ASSIGN(state->thread, os::start_thread("the publisher's thread", [raw] { raw->run(); }));
   return publisher(std::move(state));
 }
 

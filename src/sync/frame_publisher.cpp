@@ -1,4 +1,5 @@
 #include <membridge/core/log.hpp>
+#include <membridge/os/start_thread.hpp>
 #include <membridge/sync/frame_publisher.hpp>
 
 #include <algorithm>
@@ -41,8 +42,10 @@ struct pacing {
   std::condition_variable_any guard_wake;
   std::jthread guard;  // last: stopped and joined first, while the rest is alive
 
-  void start_guard() {
-    guard = std::jthread([this](const std::stop_token& stop) { run_guard(stop); });
+  result<void> start_guard() {
+    MEMBRIDGE_TRY_ASSIGN(guard, os::start_thread<std::jthread>("the frame publisher's guard thread",
+                                                               [this](const std::stop_token& stop) { run_guard(stop); }));
+    return ok();
   }
   void run_guard(const std::stop_token& stop) noexcept;
 };
@@ -124,7 +127,7 @@ result<frame_publisher> frame_publisher::create(const vulkan::device_context& co
   MEMBRIDGE_TRY_ASSIGN(s->timeline, frame_timeline::create(context, cuda_device, options.timeline));
   MEMBRIDGE_TRY_ASSIGN(auto fds, s->timeline.export_fds());
   s->shared->consumed = &s->timeline.consumed();  // `s` is on the heap: the address stays put
-  s->shared->start_guard();
+  MEMBRIDGE_TRY(s->shared->start_guard());
 
   ipc::publisher_options ipc_options = std::move(options.ipc);
   ipc_options.on_event = [shared = s->shared, user = std::move(ipc_options.on_event)](const ipc::publisher_event& e) {
