@@ -38,6 +38,7 @@
 #include <membridge/vulkan/shared_image.hpp>
 #include <membridge/vulkan/timeline_semaphore.hpp>
 
+#include <membridge/sync/follow_plan.hpp>
 #include <membridge/sync/frame_timeline.hpp>
 #include <membridge/sync/same_gpu.hpp>
 #include <membridge/sync/vulkan_mirror.hpp>

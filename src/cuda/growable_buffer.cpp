@@ -113,6 +113,16 @@ result<void> growable_buffer::grow(std::size_t new_size) {
   return ok();
 }
 
+result<void> growable_buffer::reserve(std::size_t new_capacity) {
+  if (!valid()) return error(errc::invalid_argument, "growable_buffer::reserve", "the buffer is empty");
+  if (new_capacity <= capacity_) return ok();
+  const chunk_policy exact{.growth_factor = 1.0, .min_chunk = 0, .max_chunk = policy_.max_chunk};
+  if (auto mapped = add_chunks(new_capacity, exact); !mapped)
+    return std::move(mapped).error().add_context("reserving " + format_bytes(new_capacity) + " (size " +
+                                                 format_bytes(size_) + ")");
+  return ok();
+}
+
 result<void> growable_buffer::shrink(std::size_t new_size) {
   if (!valid()) return error(errc::invalid_argument, "growable_buffer::shrink", "the buffer is empty");
   if (new_size > size_)

@@ -40,4 +40,9 @@ result<bool> follow_growth(gl::chunked_buffer& view, const cuda::growable_buffer
   return detail::follow_chunks(view, buffer);
 }
 
+result<follow_action> follow_step(gl::chunked_buffer& view, cuda::growable_buffer& buffer,
+                                  const follow_options& options) {
+  return detail::follow_one_step(view, buffer, options);
+}
+
 }  // namespace membridge::sync

@@ -17,4 +17,9 @@ result<bool> follow_growth(vulkan::chunked_buffer& view, const cuda::growable_bu
   return detail::follow_chunks(view, buffer);
 }
 
+result<follow_action> follow_step(vulkan::chunked_buffer& view, cuda::growable_buffer& buffer,
+                                  const follow_options& options) {
+  return detail::follow_one_step(view, buffer, options);
+}
+
 }  // namespace membridge::sync

@@ -331,3 +331,48 @@ TEST_F(growable_buffer_test, moving_keeps_the_address_and_empties_the_source) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST_F(growable_buffer_test, reserve_maps_exactly_ahead_without_changing_the_size) {
+  auto b = make({.size = 64_MiB, .max_size = 1_GiB, .chunks = {.max_chunk = 64_MiB}});
+  ASSERT_TRUE(b.reserve(32_MiB));  // already covered: nothing happens
+  EXPECT_EQ(b.capacity(), 64_MiB);
+  ASSERT_TRUE(b.reserve(200_MiB));
+  EXPECT_EQ(b.size(), 64_MiB);
+  EXPECT_EQ(b.capacity(), 200_MiB) << "no growth factor: exactly what was asked (a granularity multiple)";
+  EXPECT_EQ(b.chunk_count(), 4U) << "64 + 64 + 64 + 8 MiB: split at max_chunk";
+  expect_consistent(b);
+  const int calls = fake_.counted_calls();
+  ASSERT_TRUE(b.grow(200_MiB));
+  EXPECT_EQ(fake_.counted_calls(), calls) << "growing into reserved capacity calls nothing";
+  const auto past = b.reserve(2_GiB);
+  ASSERT_FALSE(past);
+  EXPECT_EQ(past.error().code(), errc::out_of_memory);
+  EXPECT_EQ(b.capacity(), 200_MiB);
+  growable_buffer empty;
+  EXPECT_EQ(empty.reserve(1_MiB).error().code(), errc::invalid_argument);
+}
+
+TEST_F(growable_buffer_test, a_failure_at_every_step_of_reserve_leaves_the_buffer_as_it_was) {
+  auto b = make({.size = 64_MiB, .max_size = 1_GiB, .chunks = {.max_chunk = 64_MiB}});
+  int k = 0;
+  for (;; ++k) {
+    const auto before = fake_.state();
+    fake_.fail_nth_call(k, CUDA_ERROR_OUT_OF_MEMORY);
+    const auto r = b.reserve(256_MiB);
+    if (!fake_.injection_fired()) {
+      fake_.clear_failures();
+      ASSERT_TRUE(r) << r.error().message();
+      break;
+    }
+    ASSERT_FALSE(r);
+    EXPECT_EQ(fake_.state(), before) << "step " << k;
+    EXPECT_EQ(b.capacity(), 64_MiB);
+    EXPECT_EQ(b.size(), 64_MiB);
+  }
+  EXPECT_GE(k, 9);
+  expect_consistent(b);
+}
+
+}  // namespace

@@ -85,6 +85,15 @@ class growable_buffer {
   /// grow() or shrink(), whichever takes the size to `new_size`.
   [[nodiscard]] result<void> resize(std::size_t new_size);
 
+  /// Maps chunks after the existing ones until capacity() >= `new_capacity`, without changing size(),
+  /// like std::vector::reserve: a later grow() up to capacity() makes no driver call. The chunks are
+  /// exactly what is asked for (no growth factor), split at the policy's max_chunk, so a caller that
+  /// prepares growth ahead of need (sync::follow_step) controls how much is mapped at once. Nothing
+  /// happens when capacity() already suffices.
+  /// Errors: invalid_argument for an empty buffer; out_of_memory when the device is full or
+  /// new_capacity > max_size(). On error the buffer is unchanged.
+  [[nodiscard]] result<void> reserve(std::size_t new_capacity);
+
   /// The device address of byte 0; fixed for the buffer's life. Ownership: owned by the buffer.
   [[nodiscard]] CUdeviceptr address() const noexcept { return range_.base(); }
   /// The device address as a typed pointer for kernels. Ownership: owned by the buffer.

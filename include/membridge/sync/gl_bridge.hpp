@@ -8,6 +8,7 @@
 #include <membridge/gl/chunked_buffer.hpp>
 #include <membridge/gl/context.hpp>
 #include <membridge/gl/headless_context.hpp>
+#include <membridge/sync/follow_plan.hpp>
 
 namespace membridge::sync {
 
@@ -33,5 +34,14 @@ namespace membridge::sync {
 /// current; when it shrinks the view, GL must be done with the dropped range.
 /// Errors: invalid_argument when `view` was not made from `buffer`; the import's errors.
 [[nodiscard]] result<bool> follow_growth(gl::chunked_buffer& view, const cuda::growable_buffer& buffer);
+
+/// One bounded step of keeping `view` in step with `buffer`, ahead of need: as the Vulkan overload
+/// (drop chunks, import ONE chunk, or map ONE chunk ahead), for GL. The context must be current (the
+/// render thread between frames, or a thread with a context sharing its objects, whose work the
+/// render thread then orders with a GL fence). With the per-chunk path each imported chunk is a new GL
+/// buffer: take segments() again when generation() changed.
+/// Thread use and errors: as the Vulkan overload.
+[[nodiscard]] result<follow_action> follow_step(gl::chunked_buffer& view, cuda::growable_buffer& buffer,
+                                                const follow_options& options = {});
 
 }  // namespace membridge::sync
