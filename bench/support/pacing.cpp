@@ -1,0 +1,94 @@
+#include "pacing.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <sstream>
+
+namespace membridge::bench {
+
+void pacer::wait(std::size_t n) const {
+  const auto t = tick(n);
+  const auto spin_from = t - std::chrono::microseconds(200);
+  if (steady::now() < spin_from) std::this_thread::sleep_until(spin_from);
+  while (steady::now() < t) {
+  }
+}
+
+completion_watcher::completion_watcher(std::size_t frames, std::function<bool(std::uint64_t)> wait)
+    : done_(frames) {
+  thread_ = std::thread([this, frames, w = std::move(wait)] {
+    for (std::size_t n = 0; n < frames; ++n) {
+      if (!w(n)) {
+        ok_ = false;
+        return;
+      }
+      done_[n] = steady::now();
+    }
+  });
+}
+
+completion_watcher::~completion_watcher() {
+  if (thread_.joinable()) thread_.join();
+}
+
+bool completion_watcher::join() {
+  if (thread_.joinable()) thread_.join();
+  return ok_;
+}
+
+namespace {
+
+double percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const auto i = static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
+  return v[std::min(i, v.size() - 1)];
+}
+
+}  // namespace
+
+paced_summary summarise_paced(const pacer& p, std::size_t frames, const std::vector<steady::time_point>& done,
+                              const std::vector<work_event>& events, std::size_t skip) {
+  paced_summary s;
+  s.budget_ms = p.period_ms();
+  std::vector<double> latency;
+  std::vector<double> period;
+  std::vector<std::pair<double, std::size_t>> ranked;
+  for (std::size_t n = skip; n < frames && n < done.size(); ++n) {
+    const double l = ms_between(p.tick(n), done[n]);
+    latency.push_back(l);
+    ranked.emplace_back(l, n);
+    if (l > s.budget_ms) ++s.over_budget;
+    if (n > skip) period.push_back(ms_between(done[n - 1], done[n]));
+  }
+  s.frames = latency.size();
+  if (latency.empty()) return s;
+  s.latency_median_ms = percentile(latency, 0.5);
+  s.latency_p99_ms = percentile(latency, 0.99);
+  s.latency_worst_ms = *std::max_element(latency.begin(), latency.end());
+  s.period_median_ms = percentile(period, 0.5);
+  s.period_worst_ms = period.empty() ? 0 : *std::max_element(period.begin(), period.end());
+  s.worst_over_median = s.period_median_ms > 0 ? s.period_worst_ms / s.period_median_ms : 0;
+  std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  s.worst_frame = ranked.front().second;
+  for (std::size_t k = 0; k < std::min<std::size_t>(3, ranked.size()); ++k) {
+    const std::size_t n = ranked[k].second;
+    std::ostringstream line;
+    line.precision(3);
+    line << "frame " << n << ": " << std::fixed << ranked[k].first << " ms;";
+    const auto from = p.tick(n) - std::chrono::milliseconds(1);
+    const auto to = done[n];
+    bool any = false;
+    for (const work_event& e : events)
+      if (e.begin < to && e.end > from) {
+        line << " [" << e.what << " " << ms_between(e.begin, e.end) << " ms, started "
+             << ms_between(p.tick(n), e.begin) << " ms after the tick]";
+        any = true;
+      }
+    if (!any) line << " (no growth work overlapped)";
+    s.worst_overlaps.push_back(line.str());
+  }
+  return s;
+}
+
+}  // namespace membridge::bench
