@@ -10,6 +10,7 @@
 // wrong data, 2 without a usable CUDA device (or no GL context on it), 64 for a bad command line.
 // See README.md beside this file.
 #include "parts.hpp"
+#include "paced_growth.hpp"
 #include "report.hpp"
 
 #include <membridge/core/units.hpp>
@@ -36,6 +37,8 @@ struct options {
   bool quick = false;
   bool import_on_render_thread = false;
   std::string parts = "abc";
+  double hz = 144.0;
+  std::size_t goal_chunk_mib = 64;
   std::string json_path;
   int device = 0;
 };
@@ -58,13 +61,16 @@ std::optional<int> parse_options(int argc, char** argv, options& opts) {
   app.add_flag("--quick", opts.quick, "small sizes and few frames (a smoke run, not a measurement)");
   app.add_flag("--import-on-render-thread", opts.import_on_render_thread,
                "part b: follow growth on the render thread instead of a thread with a shared GL context");
-  app.add_option("--parts", opts.parts, "which parts to run, any of a, b, c")->capture_default_str();
+  app.add_option("--parts", opts.parts, "which parts to run, any of a, b, c, p (paced growth)")->capture_default_str();
+  app.add_option("--hz", opts.hz, "part p: pacing rate")->check(CLI::Range(10.0, 1000.0))->capture_default_str();
+  app.add_option("--goal-chunk-mib", opts.goal_chunk_mib, "part p: chunk cap (MiB) of the configuration the goal uses")
+      ->capture_default_str();
   app.add_option("--json", opts.json_path, "also write the JSON line to FILE")->type_name("FILE");
   app.add_option("--device", opts.device, "CUDA device ordinal")->check(CLI::NonNegativeNumber)->capture_default_str();
   try {
     app.parse(argc, argv);
-    if (opts.parts.find_first_not_of("abc") != std::string::npos || opts.parts.empty())
-      throw CLI::ValidationError("--parts", "use letters among a, b, c");
+    if (opts.parts.find_first_not_of("abcp") != std::string::npos || opts.parts.empty())
+      throw CLI::ValidationError("--parts", "use letters among a, b, c, p");
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? bench::exit_ok : bench::exit_usage;
   }
@@ -156,9 +162,15 @@ int run(const options& opts) {
   if (opts.parts.find('a') != std::string::npos) results.steady = run_steady(env);
   if (opts.parts.find('b') != std::string::npos) results.growth = run_growth(env);
   if (opts.parts.find('c') != std::string::npos) results.steps = run_steps(env);
+  std::optional<bench::json> paced;
+  if (opts.parts.find('p') != std::string::npos) paced = run_paced_growth(env, std::cout, opts.hz, opts.goal_chunk_mib);
   check_gl("end of the benchmark");
 
-  const bench::json j = report(std::cout, env, info, results);
+  bench::json j = report(std::cout, env, info, results);
+  if (paced) {
+    j["goals"]["gl_growth_worst_over_median"] = (*paced)["goal"];
+    j["paced_growth"] = std::move(*paced);
+  }
   const std::string line = j.dump(-1, ' ', false, bench::json::error_handler_t::replace);
   std::cout << line << std::endl;
   if (!opts.json_path.empty()) {

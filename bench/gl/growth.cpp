@@ -250,51 +250,6 @@ growth_round legacy_round(const growth_plan& p, std::uint32_t round_id) {
 
 // ------------------------------------------------------------------------------- membridge ---
 
-/// A GL context sharing objects with the render thread's, for the import thread.
-struct shared_context {
-  EGLDisplay display = EGL_NO_DISPLAY;
-  EGLContext context = EGL_NO_CONTEXT;
-  std::string error;  ///< Why there is none.
-  shared_context() = default;
-  shared_context(const shared_context&) = delete;
-  shared_context& operator=(const shared_context&) = delete;
-  ~shared_context() {
-    if (context != EGL_NO_CONTEXT) eglDestroyContext(display, context);
-  }
-};
-
-std::string egl_error_text(std::string_view call) {
-  std::ostringstream s;
-  s << call << " failed, EGL error 0x" << std::hex << eglGetError();
-  return s.str();
-}
-
-/// Makes a GL 4.5 core context in the current one's share group (on the render thread).
-void make_shared_context(shared_context& out) {
-  out.display = eglGetCurrentDisplay();
-  const EGLContext current = eglGetCurrentContext();
-  if (out.display == EGL_NO_DISPLAY || current == EGL_NO_CONTEXT) {
-    out.error = "no current EGL context to share with";
-    return;
-  }
-  EGLint config_id = 0;
-  EGLConfig config = nullptr;  // EGL_NO_CONFIG_KHR
-  if (eglQueryContext(out.display, current, EGL_CONFIG_ID, &config_id) == EGL_TRUE && config_id > 0) {
-    const std::array<EGLint, 3> wanted{EGL_CONFIG_ID, config_id, EGL_NONE};
-    EGLint found = 0;
-    if (eglChooseConfig(out.display, wanted.data(), &config, 1, &found) != EGL_TRUE || found < 1) config = nullptr;
-  }
-  if (eglBindAPI(EGL_OPENGL_API) != EGL_TRUE) {
-    out.error = egl_error_text("eglBindAPI(EGL_OPENGL_API)");
-    return;
-  }
-  const std::array<EGLint, 7> attributes{EGL_CONTEXT_MAJOR_VERSION, 4, EGL_CONTEXT_MINOR_VERSION, 5,
-                                         EGL_CONTEXT_OPENGL_PROFILE_MASK, EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT,
-                                         EGL_NONE};
-  out.context = eglCreateContext(out.display, config, current, attributes.data());
-  if (out.context == EGL_NO_CONTEXT) out.error = egl_error_text("eglCreateContext (shared with the render context)");
-}
-
 /// A growth the GL view has followed, ready for the render thread.
 struct followed_growth {
   std::size_t size = 0;                          ///< The new size.

@@ -3,6 +3,7 @@
 #include "kernels.cuh"
 
 #include <algorithm>
+#include <array>
 #include <ctime>
 #include <iomanip>
 #include <sstream>
@@ -302,6 +303,37 @@ std::string ratio_text(double r) {
   std::ostringstream s;
   s << std::fixed << std::setprecision(3) << r << 'x';
   return s.str();
+}
+
+std::string egl_error_text(std::string_view call) {
+  std::ostringstream s;
+  s << call << " failed, EGL error 0x" << std::hex << eglGetError();
+  return s.str();
+}
+
+void make_shared_context(shared_context& out) {
+  out.display = eglGetCurrentDisplay();
+  const EGLContext current = eglGetCurrentContext();
+  if (out.display == EGL_NO_DISPLAY || current == EGL_NO_CONTEXT) {
+    out.error = "no current EGL context to share with";
+    return;
+  }
+  EGLint config_id = 0;
+  EGLConfig config = nullptr;  // EGL_NO_CONFIG_KHR
+  if (eglQueryContext(out.display, current, EGL_CONFIG_ID, &config_id) == EGL_TRUE && config_id > 0) {
+    const std::array<EGLint, 3> wanted{EGL_CONFIG_ID, config_id, EGL_NONE};
+    EGLint found = 0;
+    if (eglChooseConfig(out.display, wanted.data(), &config, 1, &found) != EGL_TRUE || found < 1) config = nullptr;
+  }
+  if (eglBindAPI(EGL_OPENGL_API) != EGL_TRUE) {
+    out.error = egl_error_text("eglBindAPI(EGL_OPENGL_API)");
+    return;
+  }
+  const std::array<EGLint, 7> attributes{EGL_CONTEXT_MAJOR_VERSION, 4, EGL_CONTEXT_MINOR_VERSION, 5,
+                                         EGL_CONTEXT_OPENGL_PROFILE_MASK, EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT,
+                                         EGL_NONE};
+  out.context = eglCreateContext(out.display, config, current, attributes.data());
+  if (out.context == EGL_NO_CONTEXT) out.error = egl_error_text("eglCreateContext (shared with the render context)");
 }
 
 }  // namespace membridge::bench::gl_bench

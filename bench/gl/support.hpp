@@ -251,6 +251,28 @@ struct gpu_intervals {
 };
 [[nodiscard]] gpu_intervals intervals_from(const std::vector<std::uint64_t>& stamps, std::size_t first);
 
+// ------------------------------------------------------------------------- shared context ---
+
+/// A GL context sharing objects with the render thread's, for an import thread.
+struct shared_context {
+  EGLDisplay display = EGL_NO_DISPLAY;
+  EGLContext context = EGL_NO_CONTEXT;
+  std::string error;  ///< Why there is none.
+  shared_context() = default;
+  shared_context(const shared_context&) = delete;
+  shared_context& operator=(const shared_context&) = delete;
+  ~shared_context() {
+    if (context != EGL_NO_CONTEXT) eglDestroyContext(display, context);
+  }
+};
+
+/// "CALL failed, EGL error 0x..." for the last EGL error.
+[[nodiscard]] std::string egl_error_text(std::string_view call);
+
+/// Makes a GL 4.5 core context in the current one's share group (on the render thread); on failure
+/// `out.error` says why.
+void make_shared_context(shared_context& out);
+
 // ---------------------------------------------------------------------------------- hand-off ---
 
 /// Frame counters shared by the CUDA producer thread and the render thread: `produced` = frames
