@@ -957,6 +957,62 @@ class gl_growth_gpu_test : public gl_gpu_test {
 
 TEST_F(gl_growth_gpu_test, growth_reaches_gl_in_the_default_mode) { grow_twice(gl::growth_mode::automatic); }
 
+// follow_step with headroom: the next doubling is mapped and imported before the buffer grows into it,
+// so grow() maps nothing and GL reads the new bytes at once, across every boundary; a shrink is
+// followed by dropping chunks, and the front keeps its data.
+TEST_F(gl_growth_gpu_test, growth_ahead_of_need_reaches_gl_at_once_and_a_shrink_follows) {
+  process_gl& state = shared_gl(dev_);
+  ASSERT_TRUE(state.vulkan.has_value()) << "no Vulkan device for the handoff semaphore";
+  auto vk_sem = vulkan::timeline_semaphore::create(*state.vulkan, 0, true);
+  MB_OK(vk_sem);
+  auto sem_fd = vk_sem->export_fd();
+  MB_OK(sem_fd);
+  auto gl_sem = gl::semaphore::import(gl(), *sem_fd, gl::semaphore_kind::timeline);
+  MB_OK(gl_sem);
+  handoff h{std::move(*vk_sem), std::move(*gl_sem), 0};
+  auto buffer = cuda::growable_buffer::create(dev_, {.size = 64_MiB, .max_size = 1_GiB, .chunks = {.max_chunk = 64_MiB}});
+  MB_OK(buffer);
+  MB_CUDA_OK(cudaMemset(buffer->data(), 0xEE, buffer->capacity()));
+  MB_CUDA_OK(cudaDeviceSynchronize());
+  auto view = gl::chunked_buffer::create(gl(), buffer->max_size(), gl::growth_mode::automatic);
+  MB_OK(view);
+  const sync::follow_options ahead{.headroom = 0, .headroom_fraction = 1.0};
+  const auto settled = [&]() -> std::string {  // steps until nothing is left; "" on success
+    for (int i = 0; i < 64; ++i) {
+      auto a = sync::follow_step(*view, *buffer, ahead);
+      if (!a) return a.error().message();
+      if (*a == sync::follow_action::none) return {};
+    }
+    return "follow_step never settled";
+  };
+  ASSERT_EQ(settled(), "");
+  EXPECT_EQ(view->size(), 128_MiB) << "the next doubling is imported ahead";
+  EXPECT_EQ(buffer->size(), 64_MiB);
+  std::uint32_t seed = 0;
+  for (const std::size_t size : {128_MiB, 256_MiB, 512_MiB}) {
+    const std::size_t capacity = buffer->capacity();
+    MB_OK(buffer->grow(size));
+    EXPECT_EQ(buffer->capacity(), capacity) << "grow to " << size << " mapped memory: the headroom was not ready";
+    ASSERT_GE(view->size(), size) << "GL does not cover the new size at once";
+    seed = fresh_seed();
+    MB_CUDA_OK(gpu::fill_pattern(buffer->data(), size, seed));
+    MB_CUDA_OK(cudaDeviceSynchronize());
+    cuda_to_gl(h, *view);
+    ASSERT_NO_FATAL_FAILURE(expect_view_holds(*view, *buffer, size, seed));
+    ASSERT_EQ(settled(), "");
+    EXPECT_EQ(view->size(), std::min<std::size_t>(2 * size, 1_GiB));
+  }
+  MB_OK(buffer->shrink(64_MiB));
+  auto dropped = sync::follow_step(*view, *buffer, ahead);
+  MB_OK(dropped);
+  EXPECT_EQ(*dropped, sync::follow_action::dropped);
+  EXPECT_EQ(view->chunk_count(), buffer->chunk_count());
+  cuda_to_gl(h, *view);
+  ASSERT_NO_FATAL_FAILURE(expect_view_holds(*view, *buffer, 64_MiB, seed));
+  ASSERT_EQ(settled(), "");
+  EXPECT_EQ(view->size(), 128_MiB) << "after the shrink the headroom is prepared again";
+}
+
 TEST_F(gl_growth_gpu_test, growth_reaches_gl_through_the_per_chunk_reimport_path) {
   grow_twice(gl::growth_mode::per_chunk);
 }

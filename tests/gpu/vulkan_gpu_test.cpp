@@ -460,6 +460,73 @@ TEST_F(vulkan_gpu_test, growth_binds_the_new_chunk_and_vulkan_reads_across_the_b
   EXPECT_EQ(view->chunk_count(), buffer->chunk_count());
 }
 
+// follow_step with headroom on another thread while Vulkan reads: the next doubling is mapped and bound
+// before the buffer grows into it, so grow() maps nothing and Vulkan reads across every boundary at
+// once; Vulkan's writes across a boundary reach CUDA; a shrink is followed by dropping chunks.
+TEST_F(vulkan_gpu_test, growth_ahead_of_need_binds_before_the_grow_and_vulkan_reads_every_boundary) {
+  auto buffer = cuda::growable_buffer::create(dev_, {.size = 64_MiB, .max_size = 1_GiB, .chunks = {.max_chunk = 64_MiB}});
+  MB_OK(buffer);
+  vulkan::chunked_buffer_info info;
+  info.reserved_size = buffer->max_size();
+  auto view = vulkan::chunked_buffer::create(vk.context, info);
+  MB_OK(view);
+  ASSERT_TRUE(view->is_sparse());
+  const sync::follow_options ahead{.headroom = 0, .headroom_fraction = 1.0};
+  const auto settle = [&]() -> result<int> {
+    for (int steps = 0; steps < 64; ++steps) {
+      MEMBRIDGE_TRY_ASSIGN(const auto a, sync::follow_step(*view, *buffer, ahead));
+      if (a == sync::follow_action::none) return steps;
+    }
+    return error(errc::internal, "settle", "follow_step never settled");
+  };
+  auto first = settle();
+  MB_OK(first);
+  EXPECT_EQ(view->size(), 128_MiB);
+  const std::uint32_t seed0 = 31;
+  MB_CUDA_OK(gpu::fill_pattern(buffer->data(), 64_MiB, seed0));
+  MB_CUDA_OK(cudaDeviceSynchronize());
+  auto staging = staging_buffer::create(vk.context, 64_MiB);
+  MB_OK(staging);
+  std::uint32_t seed = seed0;
+  for (const std::size_t size : {128_MiB, 256_MiB, 512_MiB}) {
+    const std::size_t capacity = buffer->capacity();
+    MB_OK(buffer->grow(size));
+    EXPECT_EQ(buffer->capacity(), capacity) << "grow to " << size << " mapped memory: the headroom was not ready";
+    ASSERT_GE(view->size(), size);
+    seed += 1;
+    MB_CUDA_OK(gpu::fill_pattern(buffer->data(), size, seed));
+    MB_CUDA_OK(cudaDeviceSynchronize());
+    // The next headroom is prepared on another thread while Vulkan reads the front on the graphics queue.
+    result<int> stepped = 0;
+    std::thread follower([&] { stepped = settle(); });
+    ASSERT_NO_FATAL_FAILURE(read_back(view->buffer(), 0, 64_MiB, *staging));
+    follower.join();
+    MB_OK(stepped);
+    EXPECT_EQ(host_mismatches(staging->words(), 64_MiB / 4, seed), 0U) << size;
+    for (std::size_t boundary = 64_MiB; boundary < size; boundary += 64_MiB) {
+      const std::size_t at = boundary - 1_MiB;
+      ASSERT_NO_FATAL_FAILURE(read_back(view->buffer(), at, 2_MiB, *staging));
+      EXPECT_EQ(host_mismatches(staging->words(), 2_MiB / 4, seed, at / 4), 0U) << "boundary " << boundary;
+    }
+    EXPECT_EQ(view->size(), std::min<std::size_t>(2 * size, 1_GiB));
+  }
+  const std::size_t at = 320_MiB - 1_MiB;
+  ASSERT_TRUE(run_commands(vk.context, [&](VkCommandBuffer cb) {
+    fn().vkCmdFillBuffer(cb, view->buffer(), at, 2_MiB, 0xC0DEC0DEU);
+    full_barrier(vk.context, cb);
+  }));
+  unsigned long long bad = ~0ULL;
+  MB_CUDA_OK(gpu::count_not_equal(buffer->data<unsigned char>() + at, 2_MiB, 0xC0DEC0DEU, bad));
+  EXPECT_EQ(bad, 0U);
+  MB_OK(buffer->shrink(64_MiB));
+  auto dropped = sync::follow_step(*view, *buffer, ahead);
+  MB_OK(dropped);
+  EXPECT_EQ(*dropped, sync::follow_action::dropped);
+  EXPECT_EQ(view->chunk_count(), buffer->chunk_count());
+  ASSERT_NO_FATAL_FAILURE(read_back(view->buffer(), 0, 64_MiB, *staging));
+  EXPECT_EQ(host_mismatches(staging->words(), 64_MiB / 4, seed), 0U) << "the front after the shrink";
+}
+
 void warm_up_vulkan() {
   auto dev = open_gpu();
   if (!dev) return;
