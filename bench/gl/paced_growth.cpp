@@ -112,6 +112,7 @@ paced_run run_one(const bench_env& env, shared_context& shared, const paced_conf
   std::optional<published_view> published;
   std::atomic<bool> stop{false};
   std::atomic<std::size_t> produced{0};
+  std::atomic<std::size_t> submitted{0};  // frames the render thread submitted: the producer stays one ahead
   std::vector<std::size_t> counts(frames, 0);
   handoff h;  // carries the first failure of a thread
   work_log log;
@@ -123,6 +124,8 @@ paced_run run_one(const bench_env& env, shared_context& shared, const paced_conf
       MEMBRIDGE_GL_BENCH_CUDA(cudaSetDevice(env.cu->ordinal()));
       std::size_t count = c.start_particles;
       for (std::size_t n = 0; n < frames && !stop; ++n) {
+        for (std::size_t d = submitted.load(); d < n && !stop; d = submitted.load()) submitted.wait(d);
+        if (stop) break;
         if (n > 0 && n % static_cast<std::size_t>(c.frames_per_step) == 0 && count < c.final_particles) {
           const std::size_t before = buffer.capacity();
           const auto t0 = steady::now();
@@ -179,6 +182,9 @@ paced_run run_one(const bench_env& env, shared_context& shared, const paced_conf
         if (a != sync::follow_action::none) {
           log.add(what, t0, t1);
           out.costs[what].push_back(ms_between(t0, t1));
+          // At most one step per drawn frame: a GL import holds up the render context while it runs
+          // (seen on the H100), so imports are spread over frames, never back to back.
+          for (std::size_t f = submitted.load(); submitted.load() == f && !stop;) submitted.wait(f);
         } else {
           std::this_thread::sleep_for(std::chrono::microseconds(500));
         }
@@ -241,12 +247,16 @@ paced_run run_one(const bench_env& env, shared_context& shared, const paced_conf
       const auto [pb, po] = locate(segments, probe * particle_bytes + 28);
       probes.copy_from(pb, po, static_cast<std::uint32_t>(n + 1));
       ok_or_fail(consumer.release(n, objects), "gl_frame_consumer::release");
+      submitted.store(n + 1);
+      submitted.notify_all();
     }
   } catch (...) {
     h.fail(std::current_exception());
   }
   const bool watched = watcher.join();
   stop = true;
+  submitted.store(frames + 1);
+  submitted.notify_all();
   produced.store(frames);
   produced.notify_all();
   producer.join();
@@ -297,11 +307,17 @@ json run_paced_growth(const bench_env& env, std::ostream& out, double hz, std::s
   const std::size_t m1 = std::size_t{1} << 20U;
   add(rt::follow_mode::at_need, 0, m1, 16 * m1);
   add(rt::follow_mode::ahead, 0, m1, 16 * m1);
-  add(rt::follow_mode::ahead, goal_chunk_mib, m1, 16 * m1);
-  if (goal_chunk_mib != 16) add(rt::follow_mode::ahead, 16, m1, 16 * m1);
+  add(rt::follow_mode::ahead, 64, m1, 16 * m1);
+  add(rt::follow_mode::ahead, 16, m1, 16 * m1);
+  if (goal_chunk_mib != 16 && goal_chunk_mib != 64) add(rt::follow_mode::ahead, goal_chunk_mib, m1, 16 * m1);
   // The case issue 12 measured the hitch in: 64 MiB -> 2 GiB.
   add(rt::follow_mode::at_need, 0, 2 * m1, 64 * m1);
-  add(rt::follow_mode::ahead, goal_chunk_mib, 2 * m1, 64 * m1);
+  add(rt::follow_mode::ahead, 64, 2 * m1, 64 * m1);
+  std::size_t goal_index = 0;
+  for (std::size_t i = 0; i < configs.size(); ++i)
+    if (configs[i].mode == rt::follow_mode::ahead && configs[i].max_chunk == goal_chunk_mib * 1_MiB &&
+        configs[i].start_particles == m1)
+      goal_index = i;
   const int rounds = env.quick ? 1 : 2;
   std::vector<std::vector<paced_run>> runs(configs.size());
   for (int r = 0; r < rounds; ++r)
@@ -342,7 +358,7 @@ json run_paced_growth(const bench_env& env, std::ostream& out, double hz, std::s
     for (const paced_run& g : runs[i])
       for (const std::string& line : g.frames.worst_overlaps) out << "    " << line << "\n";
     jconfigs.push_back({{"config", configs[i].label()}, {"runs", jr}});
-    if (i == 2) {
+    if (i == goal_index) {
       goal_ratio = ratio;
       goal_worst = worst;
     }
@@ -356,13 +372,13 @@ json run_paced_growth(const bench_env& env, std::ostream& out, double hz, std::s
     }
   const double budget = 1000.0 / hz;
   const bool met = goal_ratio <= 1.2 && goal_worst <= budget;
-  out << "goal gl_growth_worst_over_median (" << configs[2].label() << "): " << goal_ratio << " (<= 1.2), worst frame "
+  out << "goal gl_growth_worst_over_median (" << configs[goal_index].label() << "): " << goal_ratio << " (<= 1.2), worst frame "
       << goal_worst << " ms (<= " << budget << "): " << (met ? "met" : "NOT met") << "\n";
   return {{"hz", hz},
           {"configs", jconfigs},
           {"costs_ms", costs},
           {"goal", {{"comparison", "<="}, {"target", 1.2}, {"measured", goal_ratio}, {"worst_frame_ms", goal_worst},
-                    {"budget_ms", budget}, {"met", met}, {"config", configs[2].label()}}}};
+                    {"budget_ms", budget}, {"met", met}, {"config", configs[goal_index].label()}}}};
 }
 
 }  // namespace membridge::bench::gl_bench

@@ -155,6 +155,7 @@ growth_run run_vulkan_growth(fl::session& s, const growth_config& c) {
   std::atomic<bool> stop{false};
   std::atomic<std::size_t> covered{view.size()};
   std::atomic<std::size_t> produced{0};
+  std::atomic<std::size_t> submitted{0};  // frames the render thread submitted: the producer stays one ahead
   std::vector<std::size_t> counts(frames, 0);
   std::vector<steady::time_point> grew_at(frames);
   std::exception_ptr failure;
@@ -173,6 +174,8 @@ growth_run run_vulkan_growth(fl::session& s, const growth_config& c) {
       fl::check_cuda(cudaSetDevice(s.ordinal), "cudaSetDevice");
       std::size_t count = c.start_particles;
       for (std::size_t n = 0; n < frames && !stop; ++n) {
+        for (std::size_t d = submitted.load(); d < n && !stop; d = submitted.load()) submitted.wait(d);
+        if (stop) break;
         if (n > 0 && n % static_cast<std::size_t>(c.frames_per_step) == 0 && count < c.final_particles) {
           const std::size_t before = buffer.capacity();
           const auto t0 = steady::now();
@@ -219,6 +222,8 @@ growth_run run_vulkan_growth(fl::session& s, const growth_config& c) {
         if (a != sync::follow_action::none) {
           log.add(what, t0, t1);
           out.costs[what].ms.push_back(ms_between(t0, t1));
+          // At most one step per drawn frame: the work is spread, never back to back.
+          for (std::size_t f = submitted.load(); submitted.load() == f && !stop;) submitted.wait(f);
           continue;
         }
         std::unique_lock lock(wake_mutex);
@@ -266,6 +271,8 @@ growth_run run_vulkan_growth(fl::session& s, const growth_config& c) {
       const particles::semaphore_signal signals[] = {{sig.semaphore, sig.value}};
       const VkCommandBuffer extra[] = {probe_cb};
       fl::ok_or_fail(s.renderer.submit(slot, {waits, signals, extra}), "particle_renderer::submit");
+      submitted.store(n + 1);
+      submitted.notify_all();
     }
   } catch (...) {
     fail(std::current_exception());
@@ -273,6 +280,8 @@ growth_run run_vulkan_growth(fl::session& s, const growth_config& c) {
   const bool watched = watcher.join();
   stop = true;
   wake.notify_all();
+  submitted.store(frames + 1);
+  submitted.notify_all();
   produced.store(frames);
   produced.notify_all();
   producer.join();
