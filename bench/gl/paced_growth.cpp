@@ -271,7 +271,7 @@ paced_run run_one(const bench_env& env, shared_context& shared, const paced_conf
   if (!watched) throw bench_failure("part (p): a frame was not consumed within 10 s (" + c.label() + ")");
   probes.verify("part (p): stamps GL read, one per frame (" + c.label() + ")");
   out.checks = frames;
-  out.frames = summarise_paced(pace, frames, watcher.done(), log.events());
+  out.frames = summarise_paced(pace, frames, watcher.done(), log.events(), static_cast<std::size_t>(c.frames_per_step / 2));
   out.capacity = buffer.capacity();
   return out;
 }
@@ -327,17 +327,19 @@ json run_paced_growth(const bench_env& env, std::ostream& out, double hz, std::s
       << 1000.0 / hz << " ms), one GL buffer per chunk, " << rounds << " rounds\n";
   out << std::left << std::setw(48) << "configuration" << std::right << std::setw(9) << "lat med" << std::setw(9)
       << "lat max" << std::setw(6) << "over" << std::setw(9) << "per med" << std::setw(9) << "per max" << std::setw(9)
-      << "max/med" << std::setw(5) << "lag" << "\n";
+      << "raw m/m" << std::setw(10) << "shown m/m" << std::setw(5) << "lag" << std::setw(9) << "warm-up" << "\n";
   json jconfigs = json::array();
   json costs = json::object();
-  double goal_ratio = 0, goal_worst = 0;
+  double goal_ratio = 0, goal_worst = 0, goal_raw = 0;
   for (std::size_t i = 0; i < configs.size(); ++i) {
-    double ratio = 0, worst = 0, per_max = 0;
+    double ratio = 0, raw = 0, warmup = 0, worst = 0, per_max = 0;
     std::size_t over = 0, lag = 0;
     std::vector<double> lat_med, per_med;
     json jr = json::array();
     for (const paced_run& g : runs[i]) {
-      ratio = std::max(ratio, g.frames.worst_over_median);
+      ratio = std::max(ratio, g.frames.shown_worst_over_median);
+      raw = std::max(raw, g.frames.worst_over_median);
+      warmup = std::max(warmup, g.frames.warmup_worst_ms);
       worst = std::max(worst, g.frames.latency_worst_ms);
       per_max = std::max(per_max, g.frames.period_worst_ms);
       over += g.frames.over_budget;
@@ -347,19 +349,24 @@ json run_paced_growth(const bench_env& env, std::ostream& out, double hz, std::s
       jr.push_back({{"latency_median_ms", g.frames.latency_median_ms}, {"latency_p99_ms", g.frames.latency_p99_ms},
                     {"latency_worst_ms", g.frames.latency_worst_ms}, {"over_budget", g.frames.over_budget},
                     {"period_median_ms", g.frames.period_median_ms}, {"period_worst_ms", g.frames.period_worst_ms},
-                    {"worst_over_median", g.frames.worst_over_median}, {"worst_frames", g.frames.worst_overlaps},
+                    {"raw_worst_over_median", g.frames.worst_over_median},
+                    {"shown_period_worst_ms", g.frames.shown_period_worst_ms},
+                    {"shown_worst_over_median", g.frames.shown_worst_over_median},
+                    {"warmup_worst_ms", g.frames.warmup_worst_ms}, {"worst_frames", g.frames.worst_overlaps},
                     {"lag_frames_max", g.lag_max}, {"capacity_bytes", g.capacity}, {"data_checks", g.checks}});
       for (const auto& [what, ms] : g.costs)
         for (const double v : ms) costs[configs[i].label()][what].push_back(v);
     }
     out << std::left << std::setw(48) << configs[i].label() << std::right << std::setprecision(3) << std::setw(9)
         << median_of(lat_med) << std::setw(9) << worst << std::setw(6) << over << std::setw(9) << median_of(per_med)
-        << std::setw(9) << per_max << std::setw(9) << ratio << std::setw(5) << lag << "\n";
+        << std::setw(9) << per_max << std::setw(9) << raw << std::setw(10) << ratio << std::setw(5) << lag
+        << std::setw(9) << warmup << "\n";
     for (const paced_run& g : runs[i])
       for (const std::string& line : g.frames.worst_overlaps) out << "    " << line << "\n";
     jconfigs.push_back({{"config", configs[i].label()}, {"runs", jr}});
     if (i == goal_index) {
       goal_ratio = ratio;
+      goal_raw = raw;
       goal_worst = worst;
     }
   }
@@ -377,7 +384,8 @@ json run_paced_growth(const bench_env& env, std::ostream& out, double hz, std::s
   return {{"hz", hz},
           {"configs", jconfigs},
           {"costs_ms", costs},
-          {"goal", {{"comparison", "<="}, {"target", 1.2}, {"measured", goal_ratio}, {"worst_frame_ms", goal_worst},
+          {"goal", {{"comparison", "<="}, {"target", 1.2}, {"measured", goal_ratio},
+                    {"raw_completion_worst_over_median", goal_raw}, {"worst_frame_ms", goal_worst},
                     {"budget_ms", budget}, {"met", met}, {"config", configs[goal_index].label()}}}};
 }
 

