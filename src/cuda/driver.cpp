@@ -21,7 +21,8 @@
   X(cuSignalExternalSemaphoresAsync, 10000) X(cuWaitExternalSemaphoresAsync, 10000)                    \
   X(cuImportExternalMemory, 10000) X(cuDestroyExternalMemory, 10000)                                  \
   X(cuExternalMemoryGetMappedMipmappedArray, 10000) X(cuMipmappedArrayGetLevel, 5000)                 \
-  X(cuMipmappedArrayDestroy, 5000) X(cuSurfObjectCreate, 5000) X(cuSurfObjectDestroy, 5000)
+  X(cuMipmappedArrayDestroy, 5000) X(cuSurfObjectCreate, 5000) X(cuSurfObjectDestroy, 5000)               \
+  X(cuMemGetAllocationPropertiesFromHandle, 10020)
 
 namespace membridge::cuda {
 

@@ -44,6 +44,17 @@ result<std::size_t> granularity_for(const detail::device_state& s, const allocat
   return granularity;
 }
 
+// What a driver answers when it does not support a combination of allocation properties.
+bool is_refusal(CUresult rc) noexcept {
+  return rc == CUDA_ERROR_NOT_SUPPORTED || rc == CUDA_ERROR_NOT_PERMITTED || rc == CUDA_ERROR_INVALID_VALUE;
+}
+
+// `e` recategorised as unsupported, with `why` added to its context (native code and place kept).
+error as_unsupported(const error& e, const std::string& why) {
+  return error::from_native(errc::unsupported, e.source(), e.native_code(), std::string(e.native_name()),
+                            std::string(e.call()), std::string(e.context()) + ": " + why, e.where());
+}
+
 }  // namespace
 
 result<std::size_t> allocation_granularity(const device& dev, const allocation_options& options) {
@@ -65,9 +76,48 @@ result<vmm_allocation> vmm_allocation::create(const device& dev, std::size_t siz
   MEMBRIDGE_TRY_ASSIGN(auto scope, s.enter());
   const CUmemAllocationProp prop = s.allocation_prop(options);
   CUmemGenericAllocationHandle handle = 0;
-  if (const CUresult rc = s.api().cuMemCreate(&handle, *rounded, &prop, 0); rc != CUDA_SUCCESS)
-    return s.fail(rc, "cuMemCreate", "allocating " + format_bytes(*rounded));
-  return vmm_allocation(dev.state(), handle, *rounded, options.handles);
+  if (const CUresult rc = s.api().cuMemCreate(&handle, *rounded, &prop, 0); rc != CUDA_SUCCESS) {
+    error e = s.fail(rc, "cuMemCreate",
+                     "allocating " + format_bytes(*rounded) + (options.compressible ? " of compressible memory" : ""));
+    // The same properties without compression are what every other allocation uses: a refusal here
+    // is the driver's rule for compressible memory, not a bad argument.
+    if (options.compressible && options.handles != handle_type::none && is_refusal(rc))
+      return as_unsupported(e, "the driver refuses compressible memory exportable as " +
+                                   std::string(to_string(options.handles)) +
+                                   " handles; create it with handles = none to use it in this process only");
+    return e;
+  }
+  vmm_allocation out(dev.state(), handle, *rounded, options.handles);
+  if (options.compressible) {
+    // Compression is a request the driver may not grant (limited compression resources): read back
+    // what it did. On failure `out` releases the handle.
+    MEMBRIDGE_TRY_ASSIGN(const allocation_properties props, out.properties());
+    out.compressed_ = props.compressed;
+  }
+  return out;
+}
+
+result<allocation_properties> vmm_allocation::properties() const {
+  if (handle_ == 0) return error(errc::invalid_argument, "vmm_allocation::properties", "the allocation is empty");
+  const auto& s = *state_;
+  MEMBRIDGE_TRY_ASSIGN(auto scope, s.enter());
+  CUmemAllocationProp prop{};
+  if (const CUresult rc = s.api().cuMemGetAllocationPropertiesFromHandle(&prop, handle_); rc != CUDA_SUCCESS)
+    return s.fail(rc, "cuMemGetAllocationPropertiesFromHandle",
+                  "reading back the properties of a " + format_bytes(size_) + " allocation");
+  allocation_properties out;
+  out.device = prop.location.type == CU_MEM_LOCATION_TYPE_DEVICE ? prop.location.id : -1;
+  const auto types = static_cast<unsigned>(prop.requestedHandleTypes);
+  if ((types & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) != 0) {
+    out.handles = handle_type::posix_fd;
+  } else if ((types & CU_MEM_HANDLE_TYPE_WIN32) != 0) {
+    out.handles = handle_type::win32;
+  } else if ((types & CU_MEM_HANDLE_TYPE_FABRIC) != 0) {
+    out.handles = handle_type::fabric;
+  }
+  out.compressed = prop.allocFlags.compressionType == CU_MEM_ALLOCATION_COMP_GENERIC;
+  out.gpu_direct_rdma = prop.allocFlags.gpuDirectRDMACapable != 0;
+  return out;
 }
 
 result<vmm_allocation> vmm_allocation::import(const device& dev, os::borrowed_fd fd, std::size_t size) {
@@ -108,7 +158,8 @@ vmm_allocation::vmm_allocation(vmm_allocation&& other) noexcept
     : state_(std::move(other.state_)),
       handle_(std::exchange(other.handle_, 0)),
       size_(std::exchange(other.size_, 0)),
-      handles_(std::exchange(other.handles_, handle_type::none)) {}
+      handles_(std::exchange(other.handles_, handle_type::none)),
+      compressed_(std::exchange(other.compressed_, false)) {}
 
 vmm_allocation& vmm_allocation::operator=(vmm_allocation&& other) noexcept {
   if (this != &other) {
@@ -117,6 +168,7 @@ vmm_allocation& vmm_allocation::operator=(vmm_allocation&& other) noexcept {
     handle_ = std::exchange(other.handle_, 0);
     size_ = std::exchange(other.size_, 0);
     handles_ = std::exchange(other.handles_, handle_type::none);
+    compressed_ = std::exchange(other.compressed_, false);
   }
   return *this;
 }
@@ -126,6 +178,7 @@ vmm_allocation::~vmm_allocation() { reset(); }
 CUmemGenericAllocationHandle vmm_allocation::release() noexcept {
   size_ = 0;
   handles_ = handle_type::none;
+  compressed_ = false;
   state_.reset();
   return std::exchange(handle_, 0);
 }
@@ -143,6 +196,7 @@ void vmm_allocation::reset() noexcept {
   handle_ = 0;
   size_ = 0;
   handles_ = handle_type::none;
+  compressed_ = false;
   state_.reset();
 }
 
@@ -156,8 +210,14 @@ result<os::unique_fd> vmm_allocation::export_fd() const {
   MEMBRIDGE_TRY_ASSIGN(auto scope, s.enter());
   int raw = -1;
   if (const CUresult rc = s.api().cuMemExportToShareableHandle(&raw, handle_, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
-      rc != CUDA_SUCCESS)
-    return s.fail(rc, "cuMemExportToShareableHandle", "exporting a " + format_bytes(size_) + " allocation as an fd");
+      rc != CUDA_SUCCESS) {
+    error e = s.fail(rc, "cuMemExportToShareableHandle",
+                     "exporting a " + format_bytes(size_) + (compressed_ ? " compressed" : "") + " allocation as an fd");
+    if (compressed_ && is_refusal(rc))
+      return as_unsupported(e, "the driver refuses to export compressed memory; create it with compressible = false "
+                               "to share it with Vulkan, GL or other processes");
+    return e;
+  }
   auto fd = os::unique_fd::from_native(raw);
   if (!fd) return error(errc::internal, "cuMemExportToShareableHandle", "the driver returned fd " + std::to_string(raw));
   // The driver does not promise close-on-exec; membridge's fds never leak into exec'd children.

@@ -192,9 +192,18 @@ CUresult fake_cuMemCreate(CUmemGenericAllocationHandle* handle, std::size_t size
     f.note_misuse("cuMemCreate on device " + std::to_string(prop->location.id));
     return CUDA_ERROR_INVALID_DEVICE;
   }
+  const bool compressible = prop->allocFlags.compressionType == CU_MEM_ALLOCATION_COMP_GENERIC;
+  if (compressible) {
+    const auto supported = f.attributes.find(CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED);
+    if (supported == f.attributes.end() || supported->second == 0) return CUDA_ERROR_NOT_SUPPORTED;
+    if (prop->requestedHandleTypes != CU_MEM_HANDLE_TYPE_NONE && f.compressible_shareable_create != CUDA_SUCCESS)
+      return f.compressible_shareable_create;
+  }
   if (size > f.free_memory_) return CUDA_ERROR_OUT_OF_MEMORY;
   const std::uint64_t id = f.next_id_++;
-  f.physicals_[id] = {size, 1};
+  f.physicals_[id] = {size, 1, *prop};
+  f.physicals_[id].prop.allocFlags.compressionType =
+      compressible && f.grants_compression ? CU_MEM_ALLOCATION_COMP_GENERIC : CU_MEM_ALLOCATION_COMP_NONE;
   f.free_memory_ -= size;
   const CUmemGenericAllocationHandle h = f.next_id_++;
   f.handles_[h] = {id, size};
@@ -355,6 +364,9 @@ CUresult fake_cuMemExportToShareableHandle(void* out, CUmemGenericAllocationHand
     f.note_misuse("cuMemExportToShareableHandle of handle " + hex(handle));
     return CUDA_ERROR_INVALID_VALUE;
   }
+  if (f.physicals_[h->second.physical_id].prop.allocFlags.compressionType == CU_MEM_ALLOCATION_COMP_GENERIC &&
+      f.compressed_export != CUDA_SUCCESS)
+    return f.compressed_export;
   // Like the real driver, the fd is not close-on-exec; membridge must set it. The memfd holds the
   // physical id so an import can find the memory.
   const int fd = ::memfd_create("fake-cuda-export", 0);
@@ -610,6 +622,19 @@ CUresult fake_cuSurfObjectDestroy(CUsurfObject surface) {
   return CUDA_SUCCESS;
 }
 
+CUresult fake_cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp* prop, CUmemGenericAllocationHandle handle) {
+  FAKE_ENTER("cuMemGetAllocationPropertiesFromHandle");
+  FAKE_REQUIRE_CONTEXT("cuMemGetAllocationPropertiesFromHandle");
+  auto& f = active();
+  const auto h = f.handles_.find(handle);
+  if (prop == nullptr || h == f.handles_.end()) {
+    f.note_misuse("cuMemGetAllocationPropertiesFromHandle of unknown handle " + hex(handle));
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  *prop = f.physicals_[h->second.physical_id].prop;
+  return CUDA_SUCCESS;
+}
+
 }  // namespace
 
 CUcontext fake_primary_context() noexcept { return reinterpret_cast<CUcontext>(&g_primary_marker); }
@@ -675,6 +700,7 @@ cuda::driver_api fake_cuda::table() {
   t.cuMipmappedArrayDestroy = &fake_cuMipmappedArrayDestroy;
   t.cuSurfObjectCreate = &fake_cuSurfObjectCreate;
   t.cuSurfObjectDestroy = &fake_cuSurfObjectDestroy;
+  t.cuMemGetAllocationPropertiesFromHandle = &fake_cuMemGetAllocationPropertiesFromHandle;
   return t;
 }
 

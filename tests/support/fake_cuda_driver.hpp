@@ -51,6 +51,11 @@ class fake_cuda {
   std::size_t total_memory = std::size_t{80} << 30;
   std::size_t address_space = std::size_t{1} << 46;  // reservable bytes in all
   std::map<int, int> attributes;                     // CUdevice_attribute -> value (defaults: an H100)
+  /// Compressible memory (asked for with allocFlags.compressionType; needs the device attribute
+  /// CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED, else cuMemCreate answers NOT_SUPPORTED):
+  bool grants_compression = true;                         ///< false: such requests get plain memory
+  CUresult compressible_shareable_create = CUDA_SUCCESS;  ///< cuMemCreate's answer for compressible + a handle type
+  CUresult compressed_export = CUDA_SUCCESS;              ///< cuMemExportToShareableHandle's for compressed memory
 
   /// The driver table, wrapped (from_table). Every function routes to the installed instance.
   [[nodiscard]] std::shared_ptr<const cuda::driver> driver() const;
@@ -91,6 +96,7 @@ class fake_cuda {
   struct physical {
     std::size_t size = 0;
     int references = 0;  // handles + mappings
+    CUmemAllocationProp prop{};  // as cuMemGetAllocationPropertiesFromHandle reports it (compression as granted)
   };
   struct handle_rec {
     std::uint64_t physical_id = 0;

@@ -59,6 +59,7 @@ const std::map<std::string, std::vector<int>>& versions() {
       {"cuImportExternalMemory", {10000}}, {"cuDestroyExternalMemory", {10000}},
       {"cuExternalMemoryGetMappedMipmappedArray", {10000}}, {"cuMipmappedArrayGetLevel", {5000}},
       {"cuMipmappedArrayDestroy", {5000}}, {"cuSurfObjectCreate", {5000}}, {"cuSurfObjectDestroy", {5000}},
+      {"cuMemGetAllocationPropertiesFromHandle", {10020}},
   };
   return v;
 }

@@ -4,6 +4,7 @@
 
 #include <membridge/config.hpp>
 #include <membridge/core/units.hpp>
+#include <membridge/cuda/vmm_allocation.hpp>
 
 #include <cstdint>
 #include <string_view>
@@ -70,6 +71,36 @@ verdict judge(const cuda_device_report& d) {
   return {true, "VMM and POSIX fd export supported"};
 }
 
+// Tries compressible memory the way sharing needs it: one granule exportable as a POSIX fd,
+// compression read back, one export. Everything is released before returning.
+compression_probe probe_compression(const cuda::device& dev) {
+  compression_probe p;
+  const cuda::allocation_options options{.handles = cuda::handle_type::posix_fd, .compressible = true};
+  auto granularity = cuda::allocation_granularity(dev, options);
+  auto memory = granularity ? cuda::vmm_allocation::create(dev, *granularity, options)
+                            : result<cuda::vmm_allocation>(std::move(granularity).error());
+  if (!memory) {
+    p.summary = memory.error().code() == errc::unsupported ? "refused with POSIX fd handles" : "allocation failed";
+    p.failure = std::move(memory).error();
+    return p;
+  }
+  p.created = true;
+  p.compressed = memory->compressed();
+  if (!p.compressed) {
+    p.summary = "not granted (the driver gave plain memory)";
+    return p;
+  }
+  auto fd = memory->export_fd();
+  p.exports_fd = fd.has_value();
+  if (!fd) {
+    p.summary = "granted; export as a POSIX fd refused";
+    p.failure = std::move(fd).error();
+    return p;
+  }
+  p.summary = "granted; exports as a POSIX fd";
+  return p;
+}
+
 void describe_opened(const cuda::device& dev, cuda_device_report& d) {
   d.identity = identity_of(dev);
   d.properties = properties_of(dev);
@@ -79,6 +110,7 @@ void describe_opened(const cuda::device& dev, cuda_device_report& d) {
   } else {
     d.memory_error = std::move(memory).error();
   }
+  if (dev.capabilities().generic_compression) d.compression = probe_compression(dev);
 }
 
 cuda_device_report collect_device(const std::shared_ptr<const cuda::driver>& drv, int ordinal) {
@@ -142,6 +174,10 @@ void property_rows(std::string& out, const cuda_device_report& d) {
   row(out, "  ", "granularity",
       format_bytes(p.granularity_bytes) + " (recommended " + format_bytes(p.recommended_granularity_bytes) + ")");
   capability_rows(out, p.capabilities);
+  if (d.compression) {
+    row(out, "  ", "compressible memory", d.compression->summary);
+    if (d.compression->failure) error_rows(out, "  ", "compressible memory error", *d.compression->failure);
+  }
 }
 
 void device_section(std::string& out, const cuda_device_report& d) {
@@ -218,6 +254,17 @@ void property_fields(json& j, const cuda_device_report& d) {
   j["granularity_bytes"] = p ? json(p->granularity_bytes) : json(nullptr);
   j["recommended_granularity_bytes"] = p ? json(p->recommended_granularity_bytes) : json(nullptr);
   j["capabilities"] = p ? json_of(p->capabilities) : json(nullptr);
+  if (d.compression) {
+    json c = json::object();
+    c["created"] = d.compression->created;
+    c["compressed"] = d.compression->compressed;
+    c["exports_fd"] = d.compression->exports_fd;
+    c["summary"] = d.compression->summary;
+    c["error"] = json_of(d.compression->failure);
+    j["compressible_memory"] = c;
+  } else {
+    j["compressible_memory"] = nullptr;
+  }
 }
 
 json json_of(const std::optional<interop_verdict>& v) {

@@ -65,6 +65,16 @@ struct interop_verdict {
   std::string reason;                          ///< e.g. "Vulkan device 0 (NVIDIA H100) lacks VK_KHR_external_semaphore_fd".
 };
 
+/// What the driver does with compressible VMM memory, tried on one granule with a POSIX-fd handle
+/// type (what sharing needs): created, compression granted (read back), exported as an fd.
+struct compression_probe {
+  bool created = false;          ///< cuMemCreate accepted compressible memory exportable as a POSIX fd.
+  bool compressed = false;       ///< The allocation read back compressed (the driver may grant plain memory).
+  bool exports_fd = false;       ///< cuMemExportToShareableHandle gave an fd for it.
+  std::optional<error> failure;  ///< The step that failed (create, read back or export), if any.
+  std::string summary;           ///< One line, e.g. "granted; exports as a POSIX fd".
+};
+
 /// Everything membridge-info found about one CUDA device.
 struct cuda_device_report {
   int ordinal = 0;                                ///< CUDA's ordinal.
@@ -73,6 +83,7 @@ struct cuda_device_report {
   std::optional<cuda::memory_info> memory;        ///< Free/total memory now; empty if it could not be read.
   std::optional<error> memory_error;              ///< Why memory is empty (device opened, cuMemGetInfo failed).
   std::optional<error> open_error;                ///< Why cuda::device::open failed.
+  std::optional<compression_probe> compression;   ///< Set when the device reports generic compression.
   verdict usability;                              ///< The one-line answer for this device.
   std::optional<interop_verdict> vulkan_interop;  ///< Set by link_vulkan (when Vulkan was probed).
 };

@@ -149,8 +149,75 @@ TEST_F(report_test, json_carries_every_field) {
   EXPECT_EQ(bad["error"]["category"], "unsupported");
   EXPECT_TRUE(contains(bad["error"]["message"].get<std::string>(), "does not support CUDA virtual memory management"));
   for (const char* unknown : {"compute_capability", "total_memory_bytes", "free_memory_bytes", "granularity_bytes",
-                              "recommended_granularity_bytes", "capabilities"})
+                              "recommended_granularity_bytes", "capabilities", "compressible_memory"})
     EXPECT_TRUE(bad[unknown].is_null()) << unknown;
+  EXPECT_TRUE(good["compressible_memory"].is_null()) << "the fake device reports no generic compression";
+}
+
+// ---------------------------------------------------------------------- compressible memory probe ---
+
+TEST_F(report_test, a_device_with_compression_reports_what_the_driver_granted_and_exported) {
+  fake_.attributes[CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED] = 1;
+  const report r = membridge::info::collect(fake_.driver(), {});
+  ASSERT_EQ(r.cuda.devices.size(), 1U);
+  const auto& d = r.cuda.devices[0];
+  ASSERT_TRUE(d.compression);
+  EXPECT_TRUE(d.compression->created);
+  EXPECT_TRUE(d.compression->compressed);
+  EXPECT_TRUE(d.compression->exports_fd);
+  EXPECT_FALSE(d.compression->failure);
+  EXPECT_EQ(d.compression->summary, "granted; exports as a POSIX fd");
+  const auto j = parsed_json(r)["cuda"]["devices"][0]["compressible_memory"];
+  EXPECT_EQ(j["created"], true);
+  EXPECT_EQ(j["compressed"], true);
+  EXPECT_EQ(j["exports_fd"], true);
+  EXPECT_EQ(j["summary"], "granted; exports as a POSIX fd");
+  EXPECT_TRUE(j["error"].is_null());
+  const std::string text = membridge::info::render_text(r);
+  EXPECT_TRUE(contains(text, "\n  compressible memory:          granted; exports as a POSIX fd\n")) << text;
+  EXPECT_TRUE(fake_.leaks().empty()) << "the probe must release what it made";
+}
+
+TEST_F(report_test, compression_the_driver_does_not_grant_is_reported) {
+  fake_.attributes[CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED] = 1;
+  fake_.grants_compression = false;
+  const auto d = membridge::info::collect(fake_.driver(), {}).cuda.devices.at(0);
+  ASSERT_TRUE(d.compression);
+  EXPECT_TRUE(d.compression->created);
+  EXPECT_FALSE(d.compression->compressed);
+  EXPECT_FALSE(d.compression->exports_fd);
+  EXPECT_EQ(d.compression->summary, "not granted (the driver gave plain memory)");
+}
+
+TEST_F(report_test, a_refused_export_of_compressed_memory_is_reported_with_its_error) {
+  fake_.attributes[CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED] = 1;
+  fake_.compressed_export = CUDA_ERROR_NOT_SUPPORTED;
+  const report r = membridge::info::collect(fake_.driver(), {});
+  const auto& d = r.cuda.devices.at(0);
+  ASSERT_TRUE(d.compression);
+  EXPECT_TRUE(d.compression->compressed);
+  EXPECT_FALSE(d.compression->exports_fd);
+  ASSERT_TRUE(d.compression->failure);
+  EXPECT_EQ(d.compression->failure->code(), errc::unsupported);
+  EXPECT_EQ(d.compression->summary, "granted; export as a POSIX fd refused");
+  const auto j = parsed_json(r)["cuda"]["devices"][0]["compressible_memory"];
+  EXPECT_EQ(j["error"]["category"], "unsupported");
+  EXPECT_TRUE(contains(j["error"]["message"].get<std::string>(), "refuses to export compressed memory"));
+  EXPECT_TRUE(d.usability.usable) << "plain memory still works";
+}
+
+TEST_F(report_test, a_refused_compressible_allocation_is_reported_with_its_error) {
+  fake_.attributes[CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED] = 1;
+  fake_.compressible_shareable_create = CUDA_ERROR_NOT_SUPPORTED;
+  const report r = membridge::info::collect(fake_.driver(), {});
+  const auto& d = r.cuda.devices.at(0);
+  ASSERT_TRUE(d.compression);
+  EXPECT_FALSE(d.compression->created);
+  EXPECT_FALSE(d.compression->compressed);
+  ASSERT_TRUE(d.compression->failure);
+  EXPECT_EQ(d.compression->failure->code(), errc::unsupported);
+  EXPECT_EQ(d.compression->summary, "refused with POSIX fd handles");
+  EXPECT_TRUE(contains(membridge::info::render_text(r), "compressible memory error")) << membridge::info::render_text(r);
 }
 
 TEST_F(report_test, json_keys_follow_the_documented_order) {
@@ -159,7 +226,8 @@ TEST_F(report_test, json_keys_follow_the_documented_order) {
   for (const auto& [key, value] : j["cuda"]["devices"][0].items()) keys += key + " ";
   EXPECT_EQ(keys,
             "ordinal name uuid pci_bus_id compute_capability total_memory_bytes free_memory_bytes free_memory_error "
-            "granularity_bytes recommended_granularity_bytes capabilities usable usable_reason error vulkan_interop ");
+            "granularity_bytes recommended_granularity_bytes capabilities compressible_memory usable usable_reason error "
+            "vulkan_interop ");
 }
 
 TEST_F(report_test, text_lists_every_device_with_a_verdict) {

@@ -70,6 +70,9 @@ struct driver_api {
   PFN_cuMipmappedArrayDestroy_v5000 cuMipmappedArrayDestroy = nullptr;                   ///< destroy a mipmapped array
   PFN_cuSurfObjectCreate_v5000 cuSurfObjectCreate = nullptr;                             ///< surface object on an array
   PFN_cuSurfObjectDestroy_v5000 cuSurfObjectDestroy = nullptr;                           ///< destroy a surface object
+
+  // Allocation properties read back (did the driver grant compression?).
+  PFN_cuMemGetAllocationPropertiesFromHandle_v10020 cuMemGetAllocationPropertiesFromHandle = nullptr;  ///< properties
 };
 
 /// A loaded CUDA driver: the function table plus the library that backs it.

@@ -26,6 +26,11 @@ enum class access : std::uint8_t {
 /// cuMemUnmap does not wait for kernels still using the memory, then unmaps. Destroy mappings before
 /// the range they live in; the allocation may be released before or after (the driver keeps mapped
 /// memory alive).
+///
+/// One allocation may be mapped several times (into other ranges, or elsewhere in one range): each
+/// mapping is an alias of the same bytes. Writes through one alias are guaranteed visible through
+/// another only once the writing operation has completed, or inside one kernel after
+/// `fence.proxy.alias` (docs/synchronization.md, "Two mappings of one chunk").
 class mapping {
  public:
   /// Maps all of `memory` at `range.base() + offset` and grants `rights` to the range's device.

@@ -31,6 +31,15 @@ struct allocation_options {
   bool compressible = false;                    ///< Request generic compression (not shareable on all drivers).
 };
 
+/// What the driver says an allocation is (cuMemGetAllocationPropertiesFromHandle): what was asked
+/// for at cuMemCreate, with compression as the driver granted it.
+struct allocation_properties {
+  int device = -1;                         ///< CUDA ordinal of the device the memory lives on.
+  handle_type handles = handle_type::none; ///< The shareable handle type it was created with.
+  bool compressed = false;                 ///< Generic compression granted (CU_MEM_ALLOCATION_COMP_GENERIC).
+  bool gpu_direct_rdma = false;            ///< GPUDirect RDMA capable.
+};
+
 /// The granularity of allocations with `options` on `dev`: every size and mapping offset is a
 /// multiple of it. Errors: unsupported when the device cannot make such allocations.
 [[nodiscard]] result<std::size_t> allocation_granularity(const device& dev, const allocation_options& options);
@@ -44,7 +53,11 @@ struct allocation_options {
 class vmm_allocation {
  public:
   /// Allocates `size` bytes, rounded up to the granularity of `options`, on `dev`.
-  /// Errors: invalid_argument for size 0; unsupported when the device cannot export `options.handles`;
+  /// `options.compressible` is a request: the driver may hand out plain memory instead (limited
+  /// compression resources); compressed() says what it granted (read back from the driver).
+  /// Errors: invalid_argument for size 0; unsupported when the device cannot export `options.handles`,
+  /// has no generic compression, or its driver refuses compressible memory with a shareable handle
+  /// type (the message says so: ask for handles = none to keep such memory in this process);
   /// out_of_memory when the device is full.
   /// Ownership: the returned object owns the handle.
   [[nodiscard]] static result<vmm_allocation> create(const device& dev, std::size_t size,
@@ -77,7 +90,8 @@ class vmm_allocation {
   /// Exports the allocation as a new POSIX fd (close-on-exec) that Vulkan, GL or another process can
   /// import. Each call makes a new fd.
   /// Ownership: the caller owns the returned fd.
-  /// Errors: invalid_argument for an empty object; unsupported if it was not created with posix_fd.
+  /// Errors: invalid_argument for an empty object; unsupported if it was not created with posix_fd,
+  /// or if it is compressed and the driver refuses to export compressed memory (docs/errors.md).
   [[nodiscard]] result<os::unique_fd> export_fd() const;
 
   /// Size in bytes (a multiple of the granularity).
@@ -86,6 +100,14 @@ class vmm_allocation {
   [[nodiscard]] handle_type handles() const noexcept { return handles_; }
   /// True when a handle is held.
   [[nodiscard]] bool valid() const noexcept { return handle_ != 0; }
+  /// True when create() asked for compression and the driver granted it (read back at creation).
+  /// False for imported and adopted handles: ask properties() for those.
+  [[nodiscard]] bool compressed() const noexcept { return compressed_; }
+
+  /// Reads the allocation's properties back from the driver (cuMemGetAllocationPropertiesFromHandle);
+  /// works for imported handles too (an import of compressed memory reports compressed).
+  /// Errors: invalid_argument for an empty object; the driver's.
+  [[nodiscard]] result<allocation_properties> properties() const;
   /// The driver handle. Ownership: still owned by this object.
   [[nodiscard]] CUmemGenericAllocationHandle native() const noexcept { return handle_; }
 
@@ -107,6 +129,7 @@ class vmm_allocation {
   CUmemGenericAllocationHandle handle_ = 0;
   std::size_t size_ = 0;
   handle_type handles_ = handle_type::none;
+  bool compressed_ = false;
 };
 
 }  // namespace membridge::cuda
