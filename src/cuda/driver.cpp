@@ -19,6 +19,12 @@
   X(cuMemSetAccess, 10020) X(cuMemExportToShareableHandle, 10020) X(cuMemImportFromShareableHandle, 10020) \
   X(cuImportExternalSemaphore, 10000) X(cuDestroyExternalSemaphore, 10000)                              \
   X(cuSignalExternalSemaphoresAsync, 10000) X(cuWaitExternalSemaphoresAsync, 10000)                    \
+  X(cuStreamCreate, 2000) X(cuStreamDestroy, 4000) X(cuStreamBeginCapture, 10010) X(cuStreamEndCapture, 10000) \
+  X(cuGraphCreate, 10000) X(cuGraphDestroy, 10000) X(cuGraphAddChildGraphNode, 10000)                 \
+  X(cuGraphAddExternalSemaphoresWaitNode, 11020) X(cuGraphAddExternalSemaphoresSignalNode, 11020)     \
+  X(cuGraphInstantiateWithFlags, 11040) X(cuGraphExecDestroy, 10000)                                  \
+  X(cuGraphExecExternalSemaphoresWaitNodeSetParams, 11020)                                            \
+  X(cuGraphExecExternalSemaphoresSignalNodeSetParams, 11020) X(cuGraphLaunch, 10000)                  \
   X(cuImportExternalMemory, 10000) X(cuDestroyExternalMemory, 10000)                                  \
   X(cuExternalMemoryGetMappedMipmappedArray, 10000) X(cuMipmappedArrayGetLevel, 5000)                 \
   X(cuMipmappedArrayDestroy, 5000) X(cuSurfObjectCreate, 5000) X(cuSurfObjectDestroy, 5000)               \

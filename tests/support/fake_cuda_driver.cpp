@@ -659,6 +659,8 @@ fake_cuda::fake_cuda() {
 
 fake_cuda::~fake_cuda() { g_active = nullptr; }
 
+fake_cuda& fake_cuda::active() noexcept { return *g_active; }
+
 cuda::driver_api fake_cuda::table() {
   cuda::driver_api t{};
   t.cuInit = &fake_cuInit;
@@ -701,6 +703,7 @@ cuda::driver_api fake_cuda::table() {
   t.cuSurfObjectCreate = &fake_cuSurfObjectCreate;
   t.cuSurfObjectDestroy = &fake_cuSurfObjectDestroy;
   t.cuMemGetAllocationPropertiesFromHandle = &fake_cuMemGetAllocationPropertiesFromHandle;
+  fill_graph_table(t);
   return t;
 }
 
@@ -740,9 +743,10 @@ std::optional<CUresult> fake_cuda::enter_call(const char* function) {
   }
   // Teardown calls are not counted: a failure-at-every-step loop fails forward steps, and the real
   // driver does not fail these for reasons a caller could handle. fail_function() still reaches them.
-  static constexpr std::array<std::string_view, 8> teardown{
+  static constexpr std::array<std::string_view, 11> teardown{
       "cuCtxPopCurrent",         "cuMemUnmap",          "cuMemRelease",           "cuMemAddressFree",
-      "cuDevicePrimaryCtxRelease", "cuDestroyExternalMemory", "cuMipmappedArrayDestroy", "cuSurfObjectDestroy"};
+      "cuDevicePrimaryCtxRelease", "cuDestroyExternalMemory", "cuMipmappedArrayDestroy", "cuSurfObjectDestroy",
+      "cuStreamDestroy",         "cuGraphDestroy",      "cuGraphExecDestroy"};
   if (std::find(teardown.begin(), teardown.end(), function) != teardown.end()) return std::nullopt;
   const int index = counted_++;
   if (fail_at_ >= 0 && index == fail_at_) {
@@ -789,6 +793,7 @@ std::vector<std::string> fake_cuda::leaks() const {
   for (const auto& [array, rec] : mipmapped_arrays_)
     out.push_back("mipmapped array " + hex(reinterpret_cast<std::uintptr_t>(array)));
   for (const auto& [surface, array] : surfaces_) out.push_back("surface object " + hex(surface));
+  for (auto& leak : graph_leaks()) out.push_back(std::move(leak));
   return out;
 }
 

@@ -75,7 +75,8 @@ class fake_cuda {
   [[nodiscard]] const std::string& failed_function() const noexcept { return failed_function_; }
   /// Calls counted so far: every driver call except the error-name lookups and the teardown calls
   /// (cuCtxPopCurrent, cuMemUnmap, cuMemRelease, cuMemAddressFree, cuDevicePrimaryCtxRelease,
-  /// cuDestroyExternalMemory, cuMipmappedArrayDestroy, cuSurfObjectDestroy).
+  /// cuDestroyExternalMemory, cuMipmappedArrayDestroy, cuSurfObjectDestroy, cuStreamDestroy, cuGraphDestroy,
+  /// cuGraphExecDestroy).
   [[nodiscard]] int counted_calls() const noexcept { return counted_; }
 
   // --------------------------------------------------------------------------- inspection ---
@@ -140,6 +141,58 @@ class fake_cuda {
   std::map<CUexternalMemory, external_memory_rec> external_memories_;  // live imports
   std::map<CUmipmappedArray, mipmapped_array_rec> mipmapped_arrays_;   // live mapped arrays
   std::map<CUsurfObject, CUarray> surfaces_;                           // live surface -> its array
+
+  // Streams and graphs (fake_cuda_graph.cpp). Graph nodes are kept in insertion order, which is a
+  // topological order (a node depends only on nodes added before it).
+  /// One node of a graph.
+  struct graph_node_rec {
+    CUgraph graph = nullptr;                               // the graph it belongs to
+    CUgraphNodeType type = CU_GRAPH_NODE_TYPE_EMPTY;
+    std::vector<CUgraphNode> dependencies;
+    CUexternalSemaphore semaphore = nullptr;               // external-semaphore nodes
+    std::uint64_t value = 0;                               // external-semaphore nodes
+    CUgraph child = nullptr;                               // child-graph nodes: the clone they own
+    std::string kernel;                                    // kernel nodes: the name the test gave
+  };
+  /// One graph: its nodes, and whether a child-graph node owns it (then it dies with that node).
+  struct graph_rec {
+    std::vector<CUgraphNode> nodes;
+    bool owned_by_node = false;
+  };
+  /// One operation of a graph as it ran (or will run), flattened through child graphs.
+  struct graph_op {
+    CUgraphNodeType type = CU_GRAPH_NODE_TYPE_EMPTY;       // KERNEL, EXT_SEMAS_WAIT or EXT_SEMAS_SIGNAL
+    CUexternalSemaphore semaphore = nullptr;
+    std::uint64_t value = 0;
+    std::string kernel;
+    CUstream stream = nullptr;                             // set when it ran
+    friend bool operator==(const graph_op&, const graph_op&) = default;
+  };
+  /// An executable graph: its template and its own copy of the operations, keyed by the template's
+  /// top-level node (nullptr inside child graphs).
+  struct exec_rec {
+    CUgraph graph = nullptr;
+    std::vector<std::pair<CUgraphNode, graph_op>> ops;
+  };
+  std::map<CUstream, CUgraph> streams_;                      // live streams -> graph being captured (or null)
+  std::map<CUstream, bool> capture_invalidated_;            // captures a test invalidated
+  std::map<CUgraph, graph_rec> graphs_;                      // live graphs (child clones too)
+  std::map<CUgraphNode, graph_node_rec> nodes_;              // nodes of live graphs
+  std::map<CUgraphExec, exec_rec> execs_;                    // live executable graphs
+  std::vector<graph_op> executed_;                           // what graph launches ran, in order
+  int graph_launches_ = 0;
+
+  /// Stands in for a kernel launch of the CUDA runtime on `stream` (the test's recorded work): adds a
+  /// kernel node named `name` to the stream's capture. Misuse when the stream is not capturing.
+  void launch_kernel(CUstream stream, std::string name);
+  /// Makes the capture on `stream` fail at cuStreamEndCapture (an unsupported call during capture).
+  void invalidate_capture(CUstream stream) { capture_invalidated_[stream] = true; }
+  /// The installed instance (for the table's functions in other files).
+  static fake_cuda& active() noexcept;
+  /// Fills the stream and graph entries of `t` (fake_cuda_graph.cpp).
+  static void fill_graph_table(cuda::driver_api& t);
+  /// Leaks of the stream and graph model (part of leaks()).
+  [[nodiscard]] std::vector<std::string> graph_leaks() const;
 
  private:
   std::vector<std::string> misuse_;

@@ -126,7 +126,7 @@ TEST_F(fake_libcuda_test, load_fills_every_entry_at_the_abi_version_its_type_nam
   ASSERT_TRUE(drv) << drv.error().message();
   EXPECT_EQ((*drv)->version(), 13000);
   EXPECT_EQ((*drv)->library_name(), MEMBRIDGE_FAKE_LIBCUDA);
-  EXPECT_EQ(control<int (*)()>("fake_libcuda_requested_count")(), 40);
+  EXPECT_EQ(control<int (*)()>("fake_libcuda_requested_count")(), 54);
   EXPECT_EQ(requested("cuWaitExternalSemaphoresAsync"), 10000);
   EXPECT_EQ(requested("cuImportExternalMemory"), 10000);
   EXPECT_EQ(requested("cuExternalMemoryGetMappedMipmappedArray"), 10000);
@@ -139,6 +139,10 @@ TEST_F(fake_libcuda_test, load_fills_every_entry_at_the_abi_version_its_type_nam
   EXPECT_EQ(requested("cuMemGetInfo"), 3020);
   EXPECT_EQ(requested("cuDeviceTotalMem"), 3020);
   EXPECT_EQ(requested("cuCtxPushCurrent"), 4000);
+  EXPECT_EQ(requested("cuStreamDestroy"), 4000);        // cuStreamDestroy_v2
+  EXPECT_EQ(requested("cuStreamBeginCapture"), 10010);  // the form with a capture mode
+  EXPECT_EQ(requested("cuGraphInstantiateWithFlags"), 11040);
+  EXPECT_EQ(requested("cuGraphExecExternalSemaphoresWaitNodeSetParams"), 11020);
   EXPECT_EQ(requested("cuCtxPopCurrent"), 4000);
   EXPECT_EQ(requested("cuDevicePrimaryCtxRelease"), 11000);
   EXPECT_EQ(requested("cuDeviceGetUuid"), 11040);

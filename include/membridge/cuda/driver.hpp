@@ -62,6 +62,24 @@ struct driver_api {
   PFN_cuSignalExternalSemaphoresAsync_v10000 cuSignalExternalSemaphoresAsync = nullptr;  ///< signal on a stream
   PFN_cuWaitExternalSemaphoresAsync_v10000 cuWaitExternalSemaphoresAsync = nullptr;      ///< wait on a stream
 
+  // Streams and graphs (sync::producer_graph: a frame's work captured once, then launched per frame).
+  PFN_cuStreamCreate_v2000 cuStreamCreate = nullptr;                                     ///< cuStreamCreate
+  PFN_cuStreamDestroy_v4000 cuStreamDestroy = nullptr;                                   ///< cuStreamDestroy (v2)
+  PFN_cuStreamBeginCapture_v10010 cuStreamBeginCapture = nullptr;                        ///< with a capture mode (v2)
+  PFN_cuStreamEndCapture_v10000 cuStreamEndCapture = nullptr;                            ///< cuStreamEndCapture
+  PFN_cuGraphCreate_v10000 cuGraphCreate = nullptr;                                      ///< cuGraphCreate
+  PFN_cuGraphDestroy_v10000 cuGraphDestroy = nullptr;                                    ///< cuGraphDestroy
+  PFN_cuGraphAddChildGraphNode_v10000 cuGraphAddChildGraphNode = nullptr;                ///< clone a graph as a node
+  PFN_cuGraphAddExternalSemaphoresWaitNode_v11020 cuGraphAddExternalSemaphoresWaitNode = nullptr;      ///< wait node
+  PFN_cuGraphAddExternalSemaphoresSignalNode_v11020 cuGraphAddExternalSemaphoresSignalNode = nullptr;  ///< signal node
+  PFN_cuGraphInstantiateWithFlags_v11040 cuGraphInstantiateWithFlags = nullptr;          ///< instantiate
+  PFN_cuGraphExecDestroy_v10000 cuGraphExecDestroy = nullptr;                            ///< cuGraphExecDestroy
+  PFN_cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020 cuGraphExecExternalSemaphoresWaitNodeSetParams =
+      nullptr;  ///< a wait node's values in an executable graph
+  PFN_cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020 cuGraphExecExternalSemaphoresSignalNodeSetParams =
+      nullptr;  ///< a signal node's values in an executable graph
+  PFN_cuGraphLaunch_v10000 cuGraphLaunch = nullptr;                                      ///< cuGraphLaunch
+
   // External memory (another API's allocation seen as a CUDA array) and surface objects.
   PFN_cuImportExternalMemory_v10000 cuImportExternalMemory = nullptr;                    ///< import a memory fd
   PFN_cuDestroyExternalMemory_v10000 cuDestroyExternalMemory = nullptr;                  ///< destroy the import

@@ -138,6 +138,10 @@ class frame_timeline {
   [[nodiscard]] const vulkan::timeline_semaphore& produced() const noexcept { return produced_; }
   /// The `consumed` semaphore (Vulkan side). Ownership: owned by the frame_timeline.
   [[nodiscard]] const vulkan::timeline_semaphore& consumed() const noexcept { return consumed_; }
+  /// The CUDA import of `produced` (empty for create_host_producer). Ownership: owned by the frame_timeline.
+  [[nodiscard]] const cuda::external_semaphore& cuda_produced() const noexcept { return cuda_produced_; }
+  /// The CUDA import of `consumed` (empty for create_host_producer). Ownership: owned by the frame_timeline.
+  [[nodiscard]] const cuda::external_semaphore& cuda_consumed() const noexcept { return cuda_consumed_; }
   /// True when the producer is CUDA.
   [[nodiscard]] bool has_cuda() const noexcept { return cuda_produced_.valid(); }
   /// True when created.
