@@ -8,6 +8,7 @@
 #include <membridge/cuda/external_semaphore.hpp>
 #include <membridge/vulkan/timeline_semaphore.hpp>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cmath>
@@ -18,6 +19,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <utility>
 
 namespace membridge::bench::frame_loop {
 
@@ -234,6 +236,8 @@ void viewer_loop(mailbox_viewer& v, viewer_kind kind, int rate_hz, run_state& st
       std::this_thread::yield();
     }
     const publication p = st.pubs[f];
+    if (kind == viewer_kind::direct_host)  // the step done first: the submit's GPU wait is already met
+      ok_or_fail(m.ready.wait(f + 1, wait_timeout), "waiting on the host for frame " + std::to_string(f) + "'s step");
     v.submit(kind, f, p.slot, {m.ready.get(), f + 1}, {m.released.get(), f + 1});
     out.tick_to_submit_us.push_back(ms_between(tick, steady::now()) * 1e3);
     ++f;
@@ -374,7 +378,7 @@ viewed_run run_one(session& s, const scene& sc, mailbox_viewer& v, const viewed_
   r.window_ms = elapsed_ms(start, stop);
   r.frames = so.f1 - so.f0;
   r.frames_total = vo.frames;
-  r.frame_gpu_us = v.frame_gpu_us(so.f0, so.f1);
+  r.frame_gpu_us = v.frame_gpu_us(so.f0, std::min(so.f1, vo.frames));  // only frames that were submitted
   for (std::uint64_t f = so.f0; f < so.f1 && f < vo.tick_to_submit_us.size(); ++f)
     r.tick_to_submit_us.push_back(vo.tick_to_submit_us[f]);
   r.missed_ticks = vo.missed_ticks;

@@ -104,7 +104,7 @@ void print_viewed(std::ostream& out, const viewed_result& r, const viewed_summar
   t.print(out);
   out << "  handoff = viewer only waits for the step, copies " << r.samples.size()
       << " sampled particles and signals (no draw); direct = the graphics queue waits for the step and draws "
-         "the slot; copy = the transfer queue waits and copies the slot into the viewer's buffer, the graphics "
+         "the slot; direct_host = direct, submitted once the step is done (host wait); copy = the transfer queue waits and copies the slot into the viewer's buffer, the graphics "
          "queue draws the copy\n";
   out << "  data: " << r.frames_checked << " drawn frames' sampled particles (" << r.samples.size()
       << " each) bitwise equal to step_cpu at their step" << (r.data_failures.empty() ? "" : " EXCEPT the failures below")

@@ -74,6 +74,7 @@ std::string_view viewer_kind_name(viewer_kind kind) noexcept {
   switch (kind) {
     case viewer_kind::handoff: return "handoff";
     case viewer_kind::direct: return "direct";
+    case viewer_kind::direct_host: return "direct_host";
     case viewer_kind::copy: return "copy";
   }
   return "?";
@@ -252,6 +253,8 @@ void mailbox_viewer::submit(viewer_kind kind, std::uint64_t frame, std::uint32_t
   // copy: the transfer queue waits for the step, copies the slot and releases it.
   timeline_op graphics_wait = ready;
   if (kind == viewer_kind::copy) {
+    if (release.semaphore == VK_NULL_HANDLE)
+      throw bench_failure("the copy viewer needs a release semaphore (the draw waits for the copy through it)");
     begin_one_time(vk, o.transfer);
     const VkBufferCopy region{slot_offset, 0, sc_->slot_bytes};
     vk.vkCmdCopyBuffer(o.transfer, slot_buffer, o.copy_buffer, 1, &region);
@@ -273,8 +276,6 @@ void mailbox_viewer::submit(viewer_kind kind, std::uint64_t frame, std::uint32_t
     info.pSignalSemaphores = &release.semaphore;
     MEMBRIDGE_FRAME_LOOP_VK(vk.vkQueueSubmit(s_->context.transfer_queue().queue, 1, &info, VK_NULL_HANDLE));
     graphics_wait = release;  // Vulkan -> Vulkan: the draw waits for the copy, not for CUDA
-    if (release.semaphore == VK_NULL_HANDLE)
-      throw bench_failure("the copy viewer needs a release semaphore (the draw waits for the copy through it)");
   }
 
   // The first graphics submit: the wait, a start timestamp after it and a barrier that carries the
@@ -296,7 +297,7 @@ void mailbox_viewer::submit(viewer_kind kind, std::uint64_t frame, std::uint32_t
   record_samples(o.post, draw_buffer, draw_offset, frame);
   MEMBRIDGE_FRAME_LOOP_VK(vk.vkEndCommandBuffer(o.post));
   const particles::semaphore_signal signals[] = {{release.semaphore, release.value}};
-  const bool signal = kind == viewer_kind::direct && release.semaphore != VK_NULL_HANDLE;
+  const bool signal = kind != viewer_kind::copy && release.semaphore != VK_NULL_HANDLE;  // copy: the transfer signalled
   particles::submit_sync sync;
   sync.signals = signal ? std::span<const particles::semaphore_signal>(signals) : std::span<const particles::semaphore_signal>{};
   sync.extra_commands = std::span<const VkCommandBuffer>(&o.post, 1);

@@ -20,12 +20,14 @@ namespace membridge::bench::frame_loop {
 enum class viewer_kind : std::uint8_t {
   handoff = 0,  ///< No draw: the graphics queue waits for the step, copies the sampled particles, signals.
   direct = 1,   ///< The graphics queue waits for the step and draws the slot itself.
-  copy = 2,     ///< The transfer queue waits for the step and copies the slot into the viewer's own
+  direct_host = 2,  ///< As direct, but submitted only once the step is done (a host wait on `ready`),
+                    ///< so the queue never sits blocked on the GPU wait.
+  copy = 3,     ///< The transfer queue waits for the step and copies the slot into the viewer's own
                 ///< buffer (releasing the slot); the graphics queue draws that copy.
 };
-inline constexpr int viewer_kind_count = 3;
+inline constexpr int viewer_kind_count = 4;
 
-/// "handoff", "direct" or "copy".
+/// "handoff", "direct", "direct_host" or "copy".
 [[nodiscard]] std::string_view viewer_kind_name(viewer_kind kind) noexcept;
 
 /// A timeline semaphore operation of a viewer submit.
