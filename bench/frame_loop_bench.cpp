@@ -7,6 +7,11 @@
 // host CPU per frame, semaphore waits per drawn frame; the final particles of every run are compared
 // bitwise and the last image must not be blank.
 //
+// The viewed part (--parts viewed, frame_loop/viewed.hpp): the sim alone against the sim with a
+// viewer drawing the newest step at a paced 60 / 144 Hz, through a 3-slot mailbox; sim steps/s over
+// the sim alone, the viewer's GPU time and the handoff cost per drawn frame; every drawn frame's
+// sampled particles are checked bitwise against the CPU reference.
+//
 // Prints a section per (particle count, steps) configuration as it completes, one line per goal
 // and, last, one JSON line starting with {"bench":"frame_loop". Exit status: 0 when every data check
 // passed (goals met or not), 1 on a CUDA/Vulkan/membridge error or wrong data, 2 without a usable
@@ -15,6 +20,8 @@
 #include "frame_loop/report.hpp"
 #include "frame_loop/scene.hpp"
 #include "frame_loop/support.hpp"
+#include "frame_loop/viewed.hpp"
+#include "frame_loop/viewed_report.hpp"
 #include "stats.hpp"
 
 #include <CLI/CLI.hpp>
@@ -51,6 +58,9 @@ struct options {
   std::string json_path;                     ///< Where to write the JSON line too (empty: stdout only).
   int device = 0;                            ///< CUDA device ordinal.
   particles::render_method render = particles::render_method::splat;  ///< --render.
+  bool loop = true;                          ///< --parts: the three frame loops and the floor.
+  bool viewed = true;                        ///< --parts: the sim with a paced viewer (viewed.hpp).
+  viewed_options view;                       ///< --viewed-*.
 };
 
 /// The comma-separated items of `text`, blanks removed.
@@ -118,12 +128,81 @@ std::optional<int> parse_options(int argc, char** argv, options& opts) {
       ->check(CLI::IsMember({std::string(particles::render_method_name(particles::render_method::splat)),
                              std::string(particles::render_method_name(particles::render_method::points))}))
       ->capture_default_str();
+  std::string parts_text = "loop,viewed";
+  app.add_option("--parts", parts_text,
+                 "what to run, comma-separated: loop (pipelined/naive/staging frame loops and the floor), viewed "
+                 "(the sim as fast as it runs with a viewer at a paced rate)")
+      ->capture_default_str();
+  std::string viewed_particles_text = "1M";
+  std::string rates_text = "60,144";
+  std::string viewers_text = "handoff,direct,direct_host,copy";
+  app.add_option("--viewed-particles", viewed_particles_text, "viewed: particle count (K, M: binary)")
+      ->capture_default_str();
+  app.add_option("--viewed-seconds", opts.view.seconds, "viewed: measured seconds per run")
+      ->check(CLI::Range(0.2, 60.0))
+      ->capture_default_str();
+  app.add_option("--viewed-warmup", opts.view.warmup_seconds, "viewed: warm-up seconds per run")
+      ->check(CLI::Range(0.05, 10.0))
+      ->capture_default_str();
+  app.add_option("--viewed-rates", rates_text, "viewed: viewer rates in Hz, comma-separated")->capture_default_str();
+  app.add_option("--viewed-viewers", viewers_text, "viewed: viewers, comma-separated: handoff, direct, direct_host, copy")
+      ->capture_default_str();
+  app.add_option("--viewed-depth", opts.view.depth, "viewed: sim steps in flight at most")
+      ->check(CLI::Range(2, 256))
+      ->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? exit_ok : exit_usage;
   }
   opts.render = *particles::parse_render_method(render_text);  // checked by IsMember
+  opts.loop = false;
+  opts.viewed = false;
+  for (const std::string& item : split_list(parts_text)) {
+    if (item == "loop") {
+      opts.loop = true;
+    } else if (item == "viewed") {
+      opts.viewed = true;
+    } else {
+      std::cerr << "--parts: '" << item << "' is not a part (loop, viewed)\n";
+      return exit_usage;
+    }
+  }
+  if (const auto count = parse_count(viewed_particles_text)) {
+    opts.view.count = *count;
+  } else {
+    std::cerr << "--viewed-particles: '" << viewed_particles_text << "' is not a particle count\n";
+    return exit_usage;
+  }
+  opts.view.rates_hz.clear();
+  for (const std::string& item : split_list(rates_text)) {
+    int rate = 0;
+    try {
+      std::size_t used = 0;
+      rate = std::stoi(item, &used);
+      if (used != item.size()) rate = 0;
+    } catch (const std::exception&) {
+      rate = 0;
+    }
+    if (rate < 1 || rate > 1000) {
+      std::cerr << "--viewed-rates: '" << item << "' is not a rate (1 .. 1000 Hz)\n";
+      return exit_usage;
+    }
+    opts.view.rates_hz.push_back(rate);
+  }
+  opts.view.kinds.clear();
+  for (const std::string& item : split_list(viewers_text)) {
+    bool known = false;
+    for (int k = 0; k < viewer_kind_count; ++k)
+      if (item == viewer_kind_name(static_cast<viewer_kind>(k))) {
+        opts.view.kinds.push_back(static_cast<viewer_kind>(k));
+        known = true;
+      }
+    if (!known) {
+      std::cerr << "--viewed-viewers: '" << item << "' is not a viewer (handoff, direct, direct_host, copy)\n";
+      return exit_usage;
+    }
+  }
   for (const std::string& item : split_list(particles_text)) {
     const auto count = parse_count(item);
     if (!count) {
@@ -243,17 +322,26 @@ void print_header(const session& s, const options& opts) {
             << cuda_version_text(s.runtime_version) << "\n"
             << "Vulkan " << s.context.name() << " (" << s.context.driver_info() << "); " << image_width << "x"
             << image_height << " RGBA8, render " << particles::render_method_name(s.method) << ", " << ring_slots
-            << " particle/image/timeline slots\n\n"
-            << "per size and step count: " << opts.rounds << " rounds; a round runs the three modes one after another "
+            << " particle/image/timeline slots\n\n";
+  if (!opts.loop) return;
+  std::cout << "per size and step count: " << opts.rounds << " rounds; a round runs the three modes one after another "
             << "(the first rotates), " << opts.warmup << " warm-up + " << opts.frames << " measured frames each,\n"
             << "then the floor. Frame time: pipelined = interval between consecutive frames' `consumed` signals "
             << "(monitor thread,\nvkWaitSemaphores); naive and staging = wall time per loop iteration. Tables: "
             << "median over rounds of each round's median / p99.\n\n";
 }
 
+/// What the viewed part measured (absent when it did not run).
+struct viewed_part {
+  viewed_result result;    ///< The runs.
+  viewed_summary summary;  ///< Made once the part ended (or failed).
+};
+
 /// The whole run as one JSON object, "bench" first.
+
 bench::json report_json(const session* s, const options& opts, const std::vector<config_result>& results,
-                        const std::vector<config_summary>& summaries, const std::string& error) {
+                        const std::vector<config_summary>& summaries, const std::optional<viewed_part>& viewed,
+                        const std::string& error) {
   bench::json out;
   out["bench"] = "frame_loop";
   if (s != nullptr) {
@@ -269,7 +357,13 @@ bench::json report_json(const session* s, const options& opts, const std::vector
                      {"driver", s->context.driver_info()},
                      {"sparse_binding", s->context.capabilities().sparse_binding}};
   }
-  out["config"] = {{"frames", opts.frames},
+  out["config"] = {{"parts", [&] {
+                     bench::json parts = bench::json::array();
+                     if (opts.loop) parts.push_back("loop");
+                     if (opts.viewed) parts.push_back("viewed");
+                     return parts;
+                   }()},
+                   {"frames", opts.frames},
                    {"warmup_frames", opts.warmup},
                    {"rounds", opts.rounds},
                    {"particles", opts.particle_counts},
@@ -283,16 +377,28 @@ bench::json report_json(const session* s, const options& opts, const std::vector
                    {"round_trip_warmup", round_trip_warmup},
                    {"round_trip_iterations", round_trip_iterations}};
   bench::json configs = bench::json::array();
-  bool all_met = !results.empty();
+  bool any_goal = false;
+  bool all_met = true;
   bool data_ok = true;
   for (std::size_t c = 0; c < results.size() && c < summaries.size(); ++c) {
     configs.push_back(config_json(results[c], summaries[c]));
-    for (const goal& g : summaries[c].goals) all_met = all_met && g.met;
+    for (const goal& g : summaries[c].goals) {
+      any_goal = true;
+      all_met = all_met && g.met;
+    }
     data_ok = data_ok && results[c].data_failures.empty();
   }
   out["results"] = configs;
-  out["all_goals_met"] = all_met;
-  out["data_checked"] = !results.empty();
+  if (viewed) {
+    out["viewed"] = viewed_json(viewed->result, viewed->summary);
+    for (const goal& g : viewed->summary.goals) {
+      any_goal = true;
+      all_met = all_met && g.met;
+    }
+    data_ok = data_ok && viewed->result.data_failures.empty();
+  }
+  out["all_goals_met"] = any_goal && all_met;
+  out["data_checked"] = !results.empty() || (viewed && viewed->result.frames_checked > 0);
   out["data_ok"] = data_ok;
   out["completed"] = error.empty();
   if (!error.empty()) out["error"] = error;
@@ -311,12 +417,22 @@ bool write_json_file(const std::string& path, const std::string& line) {
 
 /// Prints the goals and the JSON line (stdout, and --json FILE). Returns false if the file failed.
 bool finish_report(const session* s, const options& opts, const std::vector<config_result>& results,
-                   const std::vector<config_summary>& summaries, const std::string& error) {
+                   const std::vector<config_summary>& summaries, const std::optional<viewed_part>& viewed,
+                   const std::string& error) {
   if (!results.empty()) print_goals(std::cout, results, summaries);
+  if (viewed) {
+    if (results.empty()) std::cout << "goals (reported, not enforced)\n";
+    for (const goal& g : viewed->summary.goals)
+      std::cout << "  " << (g.met ? "met    " : "NOT MET") << "  " << g.description << ' ' << g.comparison << ' '
+                << bench::fixed(g.target, 2) << ": measured " << bench::fixed(g.measured, 4) << '\n';
+    std::cout << '\n';
+  }
   for (const config_result& r : results)
     for (const std::string& failure : r.data_failures) std::cout << "DATA CHECK FAILED: " << failure << '\n';
-  const std::string line =
-      report_json(s, opts, results, summaries, error).dump(-1, ' ', false, bench::json::error_handler_t::replace);
+  if (viewed)
+    for (const std::string& failure : viewed->result.data_failures) std::cout << "DATA CHECK FAILED: " << failure << '\n';
+  const std::string line = report_json(s, opts, results, summaries, viewed, error)
+                               .dump(-1, ' ', false, bench::json::error_handler_t::replace);
   std::cout << line << std::endl;
   return opts.json_path.empty() || write_json_file(opts.json_path, line);
 }
@@ -339,10 +455,11 @@ int run(const options& opts) {
 
   std::vector<config_result> results;
   std::vector<config_summary> summaries;
+  std::optional<viewed_part> viewed;
   std::string error;
   int status = exit_ok;
   try {
-    for (const std::size_t count : opts.particle_counts) {
+    for (const std::size_t count : opts.loop ? opts.particle_counts : std::vector<std::size_t>{}) {
       set_phase("making the scene of " + count_label(count) + " particles");
       const scene sc = make_scene(s, count);
       try {
@@ -367,6 +484,10 @@ int run(const options& opts) {
       set_phase("releasing the scene of " + count_label(count) + " particles");
       drain(s, "the last frames of " + count_label(count) + " particles");
     }
+    if (opts.viewed) {
+      viewed.emplace();
+      run_viewed(s, opts.view, viewed->result);  // drains before it returns or throws
+    }
   } catch (const device_unavailable& e) {
     error = std::string("not enough device: ") + e.what();
     status = exit_no_device;
@@ -375,16 +496,21 @@ int run(const options& opts) {
     status = exit_failed;
   }
   set_phase("reporting");
-  const bool written = finish_report(&s, opts, results, summaries, error);
+  if (viewed) {
+    viewed->summary = summarize_viewed(viewed->result);
+    print_viewed(std::cout, viewed->result, viewed->summary);
+  }
+  const bool written = finish_report(&s, opts, results, summaries, viewed, error);
   if (!error.empty()) {
     std::cerr << "membridge_bench_frame_loop failed: " << error << '\n';
     return status;
   }
-  for (const config_result& r : results)
-    if (!r.data_failures.empty()) {
-      std::cerr << "membridge_bench_frame_loop failed: wrong data (see DATA CHECK FAILED above)\n";
-      return exit_failed;
-    }
+  bool wrong = viewed && !viewed->result.data_failures.empty();
+  for (const config_result& r : results) wrong = wrong || !r.data_failures.empty();
+  if (wrong) {
+    std::cerr << "membridge_bench_frame_loop failed: wrong data (see DATA CHECK FAILED above)\n";
+    return exit_failed;
+  }
   return written ? exit_ok : exit_failed;
 }
 

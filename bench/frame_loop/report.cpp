@@ -11,7 +11,6 @@ namespace membridge::bench::frame_loop {
 
 namespace {
 
-constexpr double goal_vs_floor = 1.05;       // pipelined frame time <= 1.05 x floor
 constexpr double goal_vs_naive = 1.10;       // pipelined throughput >= 1.1 x naive
 constexpr double goal_render_cpu_us = 50.0;  // render thread host time per frame
 constexpr double goal_round_trips = 1.0;     // exactly one per drawn frame
@@ -100,6 +99,7 @@ config_summary summarize(const config_result& r) {
 
   const double pipelined = s.frame_ms[0].mean;  // throughput: frames complete in bursts
   s.pipelined_over_floor = pipelined / s.floor_ms;
+  s.handoff_ms = pipelined - s.sim_ms - s.draw_ms;
   s.throughput_vs_naive = s.frame_ms[1].mean / pipelined;
   s.throughput_vs_staging = s.frame_ms[2].mean / pipelined;
 
@@ -121,10 +121,10 @@ config_summary summarize(const config_result& r) {
   s.round_trips_per_frame = std::max(s.cuda_waits_per_frame, s.vulkan_waits_per_frame);
 
   const std::string where = count_label(r.count) + ", " + steps_label(r.steps) + ": ";
+  // No goal on the floor ratio: the isolated round trip is measured through host waits (1.2-1.6 ms on
+  // an H100) while a pipelined frame pays ~0.12 ms for its handoff, so the ratio cannot fail; the
+  // handoff itself (pipelined - sim - draw) is reported instead, and the viewed part has the goal.
   s.goals = {
-      {"pipelined_over_floor",
-       where + "pipelined frame time / floor (sim + draw + round trip)", "<=", goal_vs_floor,
-       s.pipelined_over_floor, s.pipelined_over_floor <= goal_vs_floor},
       {"throughput_vs_naive", where + "pipelined throughput / naive (naive frame time / pipelined)", ">=",
        goal_vs_naive, s.throughput_vs_naive, s.throughput_vs_naive >= goal_vs_naive},
       {"render_host_us",
@@ -165,7 +165,8 @@ void print_config(std::ostream& out, const config_result& r, const config_summar
                   fixed(1000.0 / s.floor_ms, 1), "1.000x", ""});
   frames.add_row({"  sim GPU (copy + " + steps_label(r.steps) + ", CUDA events)", fixed(s.sim_ms, 3)});
   frames.add_row({"  draw GPU (" + std::to_string(floor_frames) + " back to back)", fixed(s.draw_ms, 3)});
-  frames.add_row({"  CUDA<->Vulkan round trip (no work)", fixed(s.round_trip_ms, 3)});
+  frames.add_row({"  CUDA<->Vulkan round trip (no work, host waits)", fixed(s.round_trip_ms, 3)});
+  frames.add_row({"handoff per drawn frame = pipelined - sim - draw", fixed(s.handoff_ms, 3)});
   frames.print(out);
   out << '\n';
 
@@ -246,6 +247,7 @@ json config_json(const config_result& r, const config_summary& s) {
                   {"round_trip_ms", rounded(s.round_trip_ms, 4)},
                   {"total_ms", rounded(s.floor_ms, 4)},
                   {"rounds", floor_rounds}};
+  out["handoff_ms_per_frame"] = rounded(s.handoff_ms, 4);
   out["ratios"] = {{"pipelined_over_floor", rounded(s.pipelined_over_floor, 4)},
                    {"throughput_vs_naive", rounded(s.throughput_vs_naive, 4)},
                    {"throughput_vs_staging", rounded(s.throughput_vs_staging, 4)}};

@@ -69,7 +69,8 @@ struct config_summary {
   double round_trip_ms = 0.0;                      ///< Median over rounds.
   double floor_ms = 0.0;                           ///< Median over rounds of sim + draw + round trip.
   std::vector<double> round_floor_ms;              ///< Each round's floor.
-  double pipelined_over_floor = 0.0;               ///< Frame time ratio.
+  double pipelined_over_floor = 0.0;               ///< Frame time ratio (shown; no goal: see summarize).
+  double handoff_ms = 0.0;                         ///< Pipelined mean frame time - sim_ms - draw_ms.
   double throughput_vs_naive = 0.0;                ///< naive frame time / pipelined frame time.
   double throughput_vs_staging = 0.0;              ///< staging frame time / pipelined frame time.
   double cuda_waits_per_frame = 0.0;               ///< Over every round's measured frames.
