@@ -218,36 +218,55 @@ result<channel> channel::from_native(os::unique_fd socket) {
 }
 
 result<void> channel::send(const message& m, milliseconds timeout) {
-  constexpr const char* call = "channel::send";
-  if (!socket_) return error(errc::invalid_argument, call, "the channel is closed");
   MEMBRIDGE_TRY(validate_outgoing(m).with_context("channel::send"));
+  std::array<os::borrowed_fd, max_fds_per_message> fds{};
+  for (std::size_t i = 0; i < m.fds.size(); ++i) fds[i] = m.fds[i];
+  return send(m.type, m.payload, std::span(fds.data(), m.fds.size()), timeout);
+}
+
+result<void> channel::send(message_type type, std::span<const std::byte> payload,
+                           std::span<const os::borrowed_fd> fds, milliseconds timeout) {
+  constexpr const char* call = "channel::send";
+  if (!valid()) return error(errc::invalid_argument, call, "the channel is closed");
+  if (peer_closed()) return error(errc::protocol_error, call, "the peer closed");
+  if (payload.size() > max_payload_size)
+    return error(errc::invalid_argument, call,
+                 "payload of " + std::to_string(payload.size()) + " bytes exceeds the cap of " +
+                     std::to_string(max_payload_size));
+  if (fds.size() > max_fds_per_message)
+    return error(errc::invalid_argument, call,
+                 std::to_string(fds.size()) + " fds exceed the cap of " + std::to_string(max_fds_per_message));
+  if (to_string(type) == "unknown")
+    return error(errc::invalid_argument, call, "unknown message type " + std::to_string(static_cast<int>(type)));
+  for (const os::borrowed_fd fd : fds)
+    if (!fd.valid()) return error(errc::invalid_argument, call, "the message carries an invalid fd");
 
   message_header header;
-  header.type = m.type;
-  header.payload_size = static_cast<std::uint32_t>(m.payload.size());
-  header.fd_count = static_cast<std::uint16_t>(m.fds.size());
+  header.type = type;
+  header.payload_size = static_cast<std::uint32_t>(payload.size());
+  header.fd_count = static_cast<std::uint16_t>(fds.size());
   auto head = encode_header(header);
 
   std::array<iovec, 2> iov{};
   iov[0] = iovec{head.data(), head.size()};
-  iov[1] = iovec{const_cast<std::byte*>(m.payload.data()), m.payload.size()};
+  iov[1] = iovec{const_cast<std::byte*>(payload.data()), payload.size()};
   msghdr msg{};
   msg.msg_iov = iov.data();
-  msg.msg_iovlen = m.payload.empty() ? 1 : 2;
+  msg.msg_iovlen = payload.empty() ? 1 : 2;
   alignas(cmsghdr) std::array<char, control_size> control{};
-  if (!m.fds.empty()) {
+  if (!fds.empty()) {
     msg.msg_control = control.data();
-    msg.msg_controllen = CMSG_SPACE(sizeof(int) * m.fds.size());
+    msg.msg_controllen = CMSG_SPACE(sizeof(int) * fds.size());
     cmsghdr* c = CMSG_FIRSTHDR(&msg);
     c->cmsg_level = SOL_SOCKET;
     c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int) * m.fds.size());
-    for (std::size_t i = 0; i < m.fds.size(); ++i) {
-      const int fd = m.fds[i].get();
+    c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+    for (std::size_t i = 0; i < fds.size(); ++i) {
+      const int fd = fds[i].get();
       std::memcpy(CMSG_DATA(c) + i * sizeof(int), &fd, sizeof fd);
     }
   }
-  const std::size_t total = head.size() + m.payload.size();
+  const std::size_t total = head.size() + payload.size();
 
   const auto deadline = deadline_after(timeout);
   for (;;) {
@@ -259,17 +278,27 @@ result<void> channel::send(const message& m, milliseconds timeout) {
     }
     if (errno == EINTR) continue;
     if (errno == EPIPE || errno == ECONNRESET) {
+      // The peer is gone; what it sent before stays readable (receive() reaches its end).
       const int e = errno;
-      peer_closed_ = true;
-      close();
+      peer_closed_.store(true, std::memory_order_release);
       return error::from_native(errc::protocol_error, error_source::os, e, e == EPIPE ? "EPIPE" : "ECONNRESET",
                                 call, "the peer closed");
     }
     if (errno != EAGAIN) return error::from_errno(errno, "sendmsg", "channel::send");
+    if (timeout.count() <= 0) return error(errc::timeout, call, "the socket buffer is full");
     MEMBRIDGE_TRY_ASSIGN(const short revents, poll_until(socket_.get(), POLLOUT, deadline));
     if (revents == 0) return error(errc::timeout, call, "the socket buffer stayed full");
     // POLLOUT, POLLHUP or POLLERR: sendmsg tells which.
   }
+}
+
+channel::channel(channel&& other) noexcept
+    : socket_(std::move(other.socket_)),
+      peer_(other.peer_),
+      ended_(other.ended_.load(std::memory_order_acquire)),
+      peer_closed_(other.peer_closed_.load(std::memory_order_acquire)) {
+  other.ended_.store(false, std::memory_order_release);
+  other.peer_closed_.store(false, std::memory_order_release);
 }
 
 channel& channel::operator=(channel&& other) noexcept {
@@ -277,9 +306,19 @@ channel& channel::operator=(channel&& other) noexcept {
     close();
     socket_ = std::move(other.socket_);
     peer_ = other.peer_;
-    peer_closed_ = other.peer_closed_;
+    ended_.store(other.ended_.load(std::memory_order_acquire), std::memory_order_release);
+    peer_closed_.store(other.peer_closed_.load(std::memory_order_acquire), std::memory_order_release);
+    other.ended_.store(false, std::memory_order_release);
+    other.peer_closed_.store(false, std::memory_order_release);
   }
   return *this;
+}
+
+void channel::end() noexcept {
+  if (ended_.exchange(true, std::memory_order_acq_rel)) return;
+  // The peer sees EOF now and a call waiting in another thread wakes; the descriptor stays until
+  // close() so nothing can reuse its number under that call.
+  if (socket_) (void)::shutdown(socket_.get(), SHUT_RDWR);
 }
 
 void channel::close() noexcept {
@@ -312,13 +351,14 @@ void channel::close() noexcept {
     if (got <= 0) break;
   }
   socket_.reset();
+  ended_.store(false, std::memory_order_release);
 }
 
 result<message> channel::receive(milliseconds timeout) { return receive(timeout, std::chrono::microseconds{0}); }
 
 result<message> channel::receive(milliseconds timeout, std::chrono::microseconds spin) {
   constexpr const char* call = "channel::receive";
-  if (!socket_) return error(errc::invalid_argument, call, "the channel is closed");
+  if (!valid()) return error(errc::invalid_argument, call, "the channel is closed");
   const auto deadline = deadline_after(timeout);
   const auto spin_until = clock::now() + spin;
 
@@ -347,8 +387,8 @@ result<message> channel::receive(milliseconds timeout, std::chrono::microseconds
       continue;
     }
     if (errno == ECONNRESET) {
-      peer_closed_ = true;
-      close();
+      peer_closed_.store(true, std::memory_order_release);
+      end();
       return error::from_native(errc::protocol_error, error_source::os, ECONNRESET, "ECONNRESET", call,
                                 "the peer closed");
     }
@@ -377,7 +417,7 @@ result<message> channel::receive(milliseconds timeout, std::chrono::microseconds
 
   auto fail = [&](std::string context) -> error {
     fds.clear();  // close what came with the bad message
-    close();
+    end();
     return error(errc::protocol_error, call, std::move(context));
   };
 
@@ -386,8 +426,8 @@ result<message> channel::receive(milliseconds timeout, std::chrono::microseconds
     pollfd pfd{socket_.get(), POLLIN | POLLRDHUP, 0};
     const bool hung_up = ::poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLHUP | POLLRDHUP)) != 0;
     if (hung_up) {
-      peer_closed_ = true;
-      close();
+      peer_closed_.store(true, std::memory_order_release);
+      end();
       return error(errc::protocol_error, call, "the peer closed");
     }
   }
@@ -401,7 +441,7 @@ result<message> channel::receive(milliseconds timeout, std::chrono::microseconds
   auto header = decode_header(bytes, fds.size());
   if (!header) {
     fds.clear();
-    close();
+    end();
     return std::move(header).error().add_context(call);
   }
   message out;

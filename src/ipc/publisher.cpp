@@ -6,8 +6,10 @@
 #include <membridge/os/start_thread.hpp>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
+#include <deque>
 #include <mutex>
 #include <poll.h>
 #include <span>
@@ -22,31 +24,22 @@ namespace {
 
 using clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
+using detail::outgoing;
+using detail::outgoing_ptr;
+using detail::shared_fd;
 
-// Sends `payload` with `fds` (still owned by the caller: the kernel gives the peer new descriptors).
-result<void> send_with(channel& ch, message_type type, std::vector<std::byte> payload,
-                       std::span<const os::unique_fd> fds, std::chrono::milliseconds timeout) {
-  message m = detail::make_message(type, std::move(payload));
-  m.fds.reserve(fds.size());
-  for (const os::unique_fd& fd : fds) m.fds.push_back(os::unique_fd::from_native(fd.get()));
-  auto sent = ch.send(m, timeout);
-  for (os::unique_fd& fd : m.fds) (void)fd.release();  // borrowed: never close the caller's fds
-  return sent;
-}
-
-// Sends a buffer's state with the fds of chunks [first, count) in messages of at most
-// max_fds_per_message fds (at least one message, also when no fd rides along).
-result<void> send_buffer(channel& ch, message_type type, const buffer_description& d,
-                         std::span<const os::unique_fd> fds, std::size_t first, std::chrono::milliseconds timeout) {
-  std::size_t next = first;
-  do {
-    const std::size_t n = std::min(max_fds_per_message, fds.size() - next);
-    detail::buffer_payload p{d, static_cast<std::uint32_t>(next), static_cast<std::uint32_t>(n)};
-    MEMBRIDGE_TRY(send_with(ch, type, detail::encode(p, type == message_type::resource), fds.subspan(next, n), timeout));
-    next += n;
-  } while (next < fds.size());
-  return {};
-}
+/// Frames are not queued to a subscriber that has this many messages waiting (it misses them).
+constexpr std::size_t frame_backlog = 256;
+/// A subscriber with this many messages waiting is dropped at once, whatever send_timeout says.
+constexpr std::size_t max_queue = 1U << 16U;
+/// Connections waiting for their hello; past this the oldest is refused.
+constexpr std::size_t max_pending_handshakes = 256;
+/// How long accepting pauses after accept4 ran out of fds (EMFILE, ENFILE) or memory.
+constexpr auto accept_pause = 100ms;
+/// Refusals after the first are summed up in one log line per interval.
+constexpr auto refusal_log_interval = 5s;
+/// Messages a drain takes from a queue per lock.
+constexpr std::size_t drain_batch = 32;
 
 bool same_chunks(const buffer_description& a, const buffer_description& b, std::size_t count) {
   for (std::size_t i = 0; i < count; ++i)
@@ -54,23 +47,52 @@ bool same_chunks(const buffer_description& a, const buffer_description& b, std::
   return true;
 }
 
+std::vector<shared_fd> share(std::vector<os::unique_fd> fds) {
+  std::vector<shared_fd> out;
+  out.reserve(fds.size());
+  for (auto& fd : fds) out.push_back(std::make_shared<const os::unique_fd>(std::move(fd)));
+  return out;
+}
+
+outgoing_ptr make_outgoing(message_type type, std::vector<std::byte> payload, std::vector<shared_fd> fds = {}) {
+  return std::make_shared<const outgoing>(outgoing{type, std::move(payload), std::move(fds)});
+}
+
+int ms_until(clock::time_point t, clock::time_point now) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(t - now).count() + 1;
+  return static_cast<int>(std::clamp<long long>(left, 0, 60'000));
+}
+
+std::string who(std::uint64_t id, const peer_credentials& peer, const std::string& client_name) {
+  return "subscriber " + std::to_string(id) + " (pid " + std::to_string(peer.pid) + ", \"" +
+         detail::printable(client_name) + "\")";
+}
+
 }  // namespace
 
 struct publisher::impl {
   struct buffer_entry {
     buffer_description description;
-    std::vector<os::unique_fd> fds;
+    std::vector<shared_fd> fds;
+    std::vector<outgoing_ptr> state;  // its messages for a joiner (built on demand; empty: stale)
   };
   struct semaphore_entry {
     semaphore_description description;
-    os::unique_fd fd;
+    outgoing_ptr state;
   };
+  // A subscriber. The producer only queues messages (under `mutex`); the publisher's thread alone
+  // reads and writes its socket, so no producer call ever waits for a subscriber.
   struct subscriber_entry {
     std::uint64_t id = 0;
-    channel ch;
     subscriber_role role = subscriber_role::observer;
     std::string client_name;
+    peer_credentials peer;
+    channel ch;                                   // the thread's only
+    std::optional<clock::time_point> stalled;     // the thread's only: since when nothing could be sent
+    std::deque<outgoing_ptr> queue;               // guarded by mutex
+    std::string doomed;                           // guarded by mutex: non-empty: drop it for this reason
   };
+  using subscriber_ptr = std::shared_ptr<subscriber_entry>;
   struct handshake {
     channel ch;
     clock::time_point deadline;
@@ -82,87 +104,148 @@ struct publisher::impl {
   std::thread thread;
   std::atomic<bool> stopping{false};
 
-  mutable std::mutex mutex;  // guards everything below
+  mutable std::mutex mutex;  // guards everything below up to the thread's own state
   std::vector<buffer_entry> buffers;
   std::vector<semaphore_entry> semaphores;
-  std::vector<subscriber_entry> subscribers;
+  std::vector<subscriber_ptr> subscribers;
   std::optional<std::uint64_t> last_frame;
   std::uint64_t next_id = 1;
   std::vector<publisher_event> events;  // delivered to on_event by the thread, outside the lock
 
-  std::vector<handshake> pending_handshakes;  // the thread's own: connections that have not said hello
+  // The thread's own.
+  std::deque<handshake> pending_handshakes;  // connections that have not said hello
+  std::optional<clock::time_point> accept_paused_until;
+  std::size_t accept_failures = 0;           // in the current episode of failing accepts
+  std::optional<clock::time_point> refusal_window_end;
+  std::size_t refusals_unlogged = 0;
+  std::string last_refusal;
 
   void run() noexcept;
   void notify() const noexcept {
     const std::uint64_t one = 1;
     [[maybe_unused]] const auto n = ::write(wake.get(), &one, sizeof one);
   }
-  // Drops subscriber `it` (lock held): closes its socket and queues a `left` event.
-  std::vector<subscriber_entry>::iterator drop(std::vector<subscriber_entry>::iterator it, std::string reason) {
-    publisher_event e;
-    e.what = publisher_event::kind::left;
-    e.subscriber = it->id;
-    e.role = it->role;
-    e.peer = it->ch.peer();
-    e.client_name = it->client_name;
-    e.reason = std::move(reason);
-    e.last_frame = last_frame;
-    log(log_level::info, "ipc::publisher: subscriber " + std::to_string(it->id) + " (pid " +
-                             std::to_string(e.peer.pid) + ") left: " + e.reason);
-    events.push_back(std::move(e));
-    it = subscribers.erase(it);
-    notify();
-    return it;
+  // Queues `m` to every subscriber (lock held); frames skip subscribers that are far behind.
+  void broadcast(const outgoing_ptr& m) {
+    for (const subscriber_ptr& s : subscribers) enqueue(*s, m);
   }
-  // Sends to every subscriber with `send`; drops those it fails for (lock held).
-  template <class Send>
-  void broadcast(Send&& send) {
-    for (auto it = subscribers.begin(); it != subscribers.end();) {
-      auto sent = send(*it);
-      if (sent) {
-        ++it;
-      } else {
-        it = drop(it, "send failed: " + sent.error().message());
-      }
+  void broadcast(const std::vector<outgoing_ptr>& ms) {
+    for (const subscriber_ptr& s : subscribers)
+      for (const outgoing_ptr& m : ms) enqueue(*s, m);
+  }
+  void enqueue(subscriber_entry& s, const outgoing_ptr& m) {
+    if (!s.doomed.empty()) return;
+    if (m->type == message_type::frame && s.queue.size() >= frame_backlog) return;  // it misses this frame
+    if (s.queue.size() >= max_queue) {
+      s.doomed = "its queue reached " + std::to_string(max_queue) + " messages";
+      return;
     }
+    s.queue.push_back(m);
   }
-  void refuse(const peer_credentials& peer, std::string reason) {
+  publisher_event event_for(publisher_event::kind what, const subscriber_entry& s, std::string reason) const {
     publisher_event e;
-    e.what = publisher_event::kind::refused;
-    e.peer = peer;
+    e.what = what;
+    e.subscriber = s.id;
+    e.role = s.role;
+    e.peer = s.peer;
+    e.client_name = s.client_name;
     e.reason = std::move(reason);
-    std::lock_guard lock(mutex);
     e.last_frame = last_frame;
-    log(log_level::warning, "ipc::publisher: refused a connection (pid " + std::to_string(peer.pid) + ", uid " +
-                                std::to_string(peer.uid) + "): " + e.reason);
-    events.push_back(std::move(e));
+    return e;
   }
+  void drop(const subscriber_ptr& s, std::string reason);
+  void refuse(const peer_credentials& peer, std::string reason, std::string client_name = {});
   void accept_one();
   void finish_handshake(handshake& h);
-  void read_subscriber(std::uint64_t id);
+  void read_subscriber(const subscriber_ptr& s);
+  void drain(const subscriber_ptr& s);
+  void flush_and_say_goodbye() noexcept;
   void deliver_events();
-  [[nodiscard]] result<void> send_state(channel& ch, subscriber_role granted);
+  [[nodiscard]] std::vector<outgoing_ptr> state_messages(subscriber_role granted);
 };
 
-result<void> publisher::impl::send_state(channel& ch, subscriber_role granted) {
-  const auto timeout = options.send_timeout;
-  for (const buffer_entry& b : buffers)
-    MEMBRIDGE_TRY(send_buffer(ch, message_type::resource, b.description, b.fds, 0, timeout));
-  for (const semaphore_entry& s : semaphores)
-    MEMBRIDGE_TRY(send_with(ch, message_type::resource, detail::encode(s.description), std::span(&s.fd, 1), timeout));
+// Drops `s` (lock not held): takes it out of the list, reports it, closes its socket.
+void publisher::impl::drop(const subscriber_ptr& s, std::string reason) {
+  {
+    std::lock_guard lock(mutex);
+    const auto it = std::find(subscribers.begin(), subscribers.end(), s);
+    if (it == subscribers.end()) return;
+    log(log_level::info, "ipc::publisher: " + who(s->id, s->peer, s->client_name) + " left: " + detail::printable(reason));
+    events.push_back(event_for(publisher_event::kind::left, *s, std::move(reason)));
+    subscribers.erase(it);
+    s->queue.clear();
+  }
+  s->ch.close();
+}
+
+// Reports a refused connection; the log gets the first of an interval, then one summary line.
+void publisher::impl::refuse(const peer_credentials& peer, std::string reason, std::string client_name) {
+  const auto now = clock::now();
+  const std::string line = "(pid " + std::to_string(peer.pid) + ", uid " + std::to_string(peer.uid) + "): " +
+                           detail::printable(reason);
+  if (!refusal_window_end || now >= *refusal_window_end) {
+    log(log_level::warning, "ipc::publisher: refused a connection " + line);
+    refusal_window_end = now + refusal_log_interval;
+  } else {
+    ++refusals_unlogged;
+    last_refusal = line;
+  }
+  publisher_event e;
+  e.what = publisher_event::kind::refused;
+  e.peer = peer;
+  e.client_name = std::move(client_name);
+  e.reason = std::move(reason);
+  std::lock_guard lock(mutex);
+  e.last_frame = last_frame;
+  events.push_back(std::move(e));
+}
+
+std::vector<outgoing_ptr> publisher::impl::state_messages(subscriber_role granted) {
+  std::vector<outgoing_ptr> out;
+  for (buffer_entry& b : buffers) {
+    if (b.state.empty()) b.state = detail::buffer_messages(message_type::resource, b.description, b.fds, 0);
+    out.insert(out.end(), b.state.begin(), b.state.end());
+  }
+  for (const semaphore_entry& s : semaphores) out.push_back(s.state);
   detail::welcome_payload w;
   w.publisher_name = options.publisher_name;
   w.granted = granted;
   w.last_frame = last_frame;
   w.resource_count = static_cast<std::uint32_t>(buffers.size() + semaphores.size());
-  return send_with(ch, message_type::welcome, detail::encode(w), {}, timeout);
+  out.push_back(make_outgoing(message_type::welcome, detail::encode(w)));
+  return out;
 }
 
 void publisher::impl::accept_one() {
   auto accepted = listen.accept(0ms);
   if (!accepted) {
-    if (accepted.error().code() == errc::protocol_error) refuse({}, accepted.error().message());
+    const auto& e = accepted.error();
+    if (e.code() == errc::protocol_error) {
+      refuse({}, e.message());
+    } else if (e.code() == errc::os_error) {
+      const auto code = e.native_code();
+      if (code == EMFILE || code == ENFILE || code == ENOBUFS || code == ENOMEM) {
+        // The connection stays in the backlog; polling the listener now would spin.
+        accept_paused_until = clock::now() + accept_pause;
+        if (accept_failures++ == 0)
+          log(log_level::warning, "ipc::publisher: " + e.message() + "; accepting again every " +
+                                      std::to_string(accept_pause.count()) + " ms (logged once until it works)");
+      } else {
+        log(log_level::warning, "ipc::publisher: " + e.message());
+      }
+    }
     return;  // a timeout: the connection was withdrawn meanwhile
+  }
+  if (accept_failures > 0) {
+    log(log_level::info, "ipc::publisher: accepting connections again after " + std::to_string(accept_failures) +
+                             " failed accepts");
+    accept_failures = 0;
+  }
+  if (pending_handshakes.size() >= max_pending_handshakes) {
+    handshake& oldest = pending_handshakes.front();
+    refuse(oldest.ch.peer(), "too many connections (" + std::to_string(max_pending_handshakes) +
+                                 ") waiting for their hello: the oldest is dropped");
+    pending_handshakes.pop_front();
   }
   pending_handshakes.push_back(handshake{std::move(*accepted), clock::now() + options.handshake_timeout});
   // A subscriber sends its hello right after connecting, so it is usually queued already: answer it
@@ -181,7 +264,8 @@ void publisher::impl::finish_handshake(handshake& h) {
     return;
   }
   if (m->type != message_type::hello || !m->fds.empty()) {
-    refuse(peer, std::string("handshake: expected hello without fds, got ") + std::string(to_string(m->type)));
+    refuse(peer, std::string("handshake: expected hello without fds, got ") + std::string(to_string(m->type)) +
+                     (m->fds.empty() ? "" : " with " + std::to_string(m->fds.size()) + " fds"));
     h.ch.close();
     return;
   }
@@ -191,50 +275,123 @@ void publisher::impl::finish_handshake(handshake& h) {
     h.ch.close();
     return;
   }
-  std::lock_guard lock(mutex);
-  const bool consumer_taken = std::any_of(subscribers.begin(), subscribers.end(),
-                                          [](const subscriber_entry& s) { return s.role == subscriber_role::consumer; });
-  const subscriber_role granted =
-      hello->role == subscriber_role::consumer && !consumer_taken ? subscriber_role::consumer : subscriber_role::observer;
-  if (auto sent = send_state(h.ch, granted); !sent) {
-    publisher_event e;
-    e.what = publisher_event::kind::refused;
-    e.peer = peer;
-    e.client_name = hello->client_name;
-    e.reason = "sending the current state failed: " + sent.error().message();
-    e.last_frame = last_frame;
-    events.push_back(std::move(e));
-    h.ch.close();
-    return;
+  // The state is queued, not sent: the thread sends it without the lock (a joiner that never reads
+  // is dropped after send_timeout and holds up nobody).
+  auto s = std::make_shared<subscriber_entry>();
+  s->peer = peer;
+  s->client_name = std::move(hello->client_name);
+  s->ch = std::move(h.ch);
+  {
+    std::lock_guard lock(mutex);
+    const bool consumer_taken = std::any_of(subscribers.begin(), subscribers.end(),
+                                            [](const subscriber_ptr& x) { return x->role == subscriber_role::consumer; });
+    s->role = hello->role == subscriber_role::consumer && !consumer_taken ? subscriber_role::consumer
+                                                                          : subscriber_role::observer;
+    s->id = next_id++;
+    const auto state = state_messages(s->role);
+    s->queue.assign(state.begin(), state.end());
+    events.push_back(event_for(publisher_event::kind::joined, *s, {}));
+    subscribers.push_back(s);
   }
-  subscriber_entry s{next_id++, std::move(h.ch), granted, std::move(hello->client_name)};
-  publisher_event e;
-  e.what = publisher_event::kind::joined;
-  e.subscriber = s.id;
-  e.role = granted;
-  e.peer = peer;
-  e.client_name = s.client_name;
-  e.last_frame = last_frame;
-  events.push_back(std::move(e));
-  subscribers.push_back(std::move(s));
+  log(log_level::info, "ipc::publisher: " + who(s->id, peer, s->client_name) + " joined as " +
+                           (s->role == subscriber_role::consumer ? "consumer" : "observer"));
+  drain(s);
 }
 
-void publisher::impl::read_subscriber(std::uint64_t id) {
-  std::lock_guard lock(mutex);
-  auto it = std::find_if(subscribers.begin(), subscribers.end(), [id](const subscriber_entry& s) { return s.id == id; });
-  if (it == subscribers.end()) return;
-  auto m = it->ch.receive(0ms);
+void publisher::impl::read_subscriber(const subscriber_ptr& s) {
+  auto m = s->ch.receive(0ms);
   if (!m) {
     if (m.error().code() == errc::timeout) return;
-    drop(it, it->ch.peer_closed() ? std::string("went away (connection closed)") : m.error().message());
+    drop(s, s->ch.peer_closed() ? std::string("went away (connection closed)") : m.error().message());
     return;
   }
   if (m->type == message_type::goodbye && m->fds.empty()) {
     auto reason = detail::decode_goodbye(m->payload);
-    drop(it, reason ? "goodbye: " + *reason : "malformed goodbye: " + reason.error().message());
+    drop(s, reason ? "goodbye: " + *reason : "malformed goodbye: " + reason.error().message());
     return;
   }
-  drop(it, std::string("protocol error: a subscriber may only send goodbye, got ") + std::string(to_string(m->type)));
+  drop(s, std::string("protocol error: a subscriber may only send goodbye, got ") + std::string(to_string(m->type)));
+}
+
+// Sends what waits in `s`'s queue without waiting; notes since when it could not send.
+void publisher::impl::drain(const subscriber_ptr& s) {
+  std::array<outgoing_ptr, drain_batch> batch;
+  for (;;) {
+    std::size_t taken = 0;
+    {
+      std::lock_guard lock(mutex);
+      if (!s->doomed.empty()) break;
+      taken = std::min(drain_batch, s->queue.size());
+      std::copy_n(s->queue.begin(), taken, batch.begin());
+    }
+    if (taken == 0) {
+      s->stalled.reset();
+      return;
+    }
+    std::size_t sent = 0;
+    std::optional<error> failed;
+    bool full = false;
+    for (; sent < taken; ++sent) {
+      const outgoing& m = *batch[sent];
+      std::array<os::borrowed_fd, max_fds_per_message> fds{};
+      for (std::size_t i = 0; i < m.fds.size(); ++i) fds[i] = *m.fds[i];
+      auto r = s->ch.send(m.type, m.payload, std::span(fds.data(), m.fds.size()), 0ms);
+      if (r) continue;
+      // A full buffer, or too many fds in flight for this user (stuck peers hold them): wait.
+      full = r.error().code() == errc::timeout || r.error().native_code() == ETOOMANYREFS;
+      if (!full) failed = r.error();
+      break;
+    }
+    for (std::size_t i = 0; i < taken; ++i) batch[i].reset();
+    {
+      std::lock_guard lock(mutex);
+      s->queue.erase(s->queue.begin(), s->queue.begin() + static_cast<std::ptrdiff_t>(std::min(sent, s->queue.size())));
+    }
+    if (sent > 0) s->stalled.reset();
+    if (failed) {
+      // A subscriber that said goodbye and closed: its goodbye is still readable and names the leave.
+      if (s->ch.peer_closed()) {
+        for (int i = 0; i < 64 && s->ch.valid(); ++i) read_subscriber(s);
+        if (s->ch.valid()) drop(s, "went away (connection closed)");
+      } else {
+        drop(s, "send failed: " + failed->message());
+      }
+      return;
+    }
+    if (full) {
+      if (!s->stalled) s->stalled = clock::now();
+      return;
+    }
+  }
+}
+
+void publisher::impl::flush_and_say_goodbye() noexcept {
+  std::vector<subscriber_ptr> all;
+  {
+    std::lock_guard lock(mutex);
+    const auto bye = make_outgoing(message_type::goodbye, detail::encode_goodbye("the publisher stopped"));
+    for (const subscriber_ptr& s : subscribers) {
+      if (s->doomed.empty()) s->queue.push_back(bye);
+      all.push_back(s);
+    }
+  }
+  // Well-behaved subscribers get what was queued and the goodbye; a stuck one holds this up at most
+  // min(send_timeout, 250 ms) in all.
+  const auto deadline = clock::now() + std::min<std::chrono::milliseconds>(options.send_timeout, 250ms);
+  for (;;) {
+    std::vector<pollfd> fds;
+    for (const subscriber_ptr& s : all) {
+      drain(s);
+      std::lock_guard lock(mutex);
+      if (s->ch.valid() && !s->queue.empty() && s->doomed.empty()) fds.push_back({s->ch.native().get(), POLLOUT, 0});
+    }
+    const auto now = clock::now();
+    if (fds.empty() || now >= deadline) break;
+    (void)::poll(fds.data(), fds.size(), ms_until(deadline, now));
+  }
+  std::lock_guard lock(mutex);
+  subscribers.clear();
+  for (const subscriber_ptr& s : all) s->ch.close();
 }
 
 void publisher::impl::deliver_events() {
@@ -249,28 +406,31 @@ void publisher::impl::deliver_events() {
 
 void publisher::impl::run() noexcept {
   std::vector<pollfd> fds;
-  std::vector<std::uint64_t> ids;  // subscriber id per pollfd after the fixed ones and handshakes
+  std::vector<subscriber_ptr> polled;  // the subscribers behind fds[2 + handshakes ...]
   while (!stopping.load()) {
     fds.clear();
-    ids.clear();
+    polled.clear();
+    auto now = clock::now();
+    if (accept_paused_until && now >= *accept_paused_until) accept_paused_until.reset();
     fds.push_back({wake.get(), POLLIN, 0});
-    fds.push_back({listen.native().get(), POLLIN, 0});
+    fds.push_back({listen.native().get(), static_cast<short>(accept_paused_until ? 0 : POLLIN), 0});
     for (const handshake& h : pending_handshakes) fds.push_back({h.ch.native().get(), POLLIN, 0});
     {
       std::lock_guard lock(mutex);
-      for (const subscriber_entry& s : subscribers) {
-        fds.push_back({s.ch.native().get(), POLLIN, 0});
-        ids.push_back(s.id);
+      for (const subscriber_ptr& s : subscribers) {
+        const bool waiting = !s->queue.empty() && s->doomed.empty();
+        fds.push_back({s->ch.native().get(), static_cast<short>(POLLIN | (waiting ? POLLOUT : 0)), 0});
+        polled.push_back(s);
       }
     }
-    int timeout_ms = -1;
-    const auto now = clock::now();
-    for (const handshake& h : pending_handshakes) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(h.deadline - now).count() + 1;
-      timeout_ms = timeout_ms < 0 ? static_cast<int>(std::max<long long>(left, 0))
-                                  : std::min(timeout_ms, static_cast<int>(std::max<long long>(left, 0)));
-    }
-    const int n = ::poll(fds.data(), fds.size(), timeout_ms);
+    std::optional<clock::time_point> next;
+    const auto sooner = [&](clock::time_point t) { next = next ? std::min(*next, t) : t; };
+    for (const handshake& h : pending_handshakes) sooner(h.deadline);
+    for (const subscriber_ptr& s : polled)
+      if (s->stalled) sooner(*s->stalled + options.send_timeout);
+    if (accept_paused_until) sooner(*accept_paused_until);
+    if (refusals_unlogged > 0 && refusal_window_end) sooner(*refusal_window_end);
+    const int n = ::poll(fds.data(), fds.size(), next ? ms_until(*next, now) : -1);
     if (n < 0 && errno != EINTR) {
       log(log_level::error, "ipc::publisher: poll failed, errno " + std::to_string(errno));
       std::this_thread::sleep_for(10ms);
@@ -284,19 +444,52 @@ void publisher::impl::run() noexcept {
     const std::size_t handshakes = pending_handshakes.size();
     for (std::size_t i = 0; i < handshakes; ++i)
       if (fds[2 + i].revents != 0) finish_handshake(pending_handshakes[i]);
-    for (std::size_t i = 0; i < ids.size(); ++i)
-      if (fds[2 + handshakes + i].revents != 0) read_subscriber(ids[i]);
-    const auto later = clock::now();
+    // Reads first: a goodbye that came is reported as such even when a send would find the peer gone.
+    for (std::size_t i = 0; i < polled.size(); ++i)
+      if ((fds[2 + handshakes + i].revents & (POLLIN | POLLHUP | POLLERR)) != 0) read_subscriber(polled[i]);
+    now = clock::now();
+    for (const subscriber_ptr& s : polled) {
+      if (!s->ch.valid()) continue;  // dropped above
+      std::string doomed;
+      {
+        std::lock_guard lock(mutex);
+        doomed = s->doomed;
+      }
+      if (!doomed.empty()) {
+        drop(s, "dropped: " + doomed);
+        continue;
+      }
+      drain(s);
+      if (s->ch.valid() && s->stalled && clock::now() - *s->stalled >= options.send_timeout) {
+        std::size_t waiting = 0;
+        {
+          std::lock_guard lock(mutex);
+          waiting = s->queue.size();
+        }
+        drop(s, "dropped: it read nothing for " + std::to_string(options.send_timeout.count()) + " ms (" +
+                    std::to_string(waiting) + " messages waiting)");
+      }
+    }
     for (handshake& h : pending_handshakes) {
-      if (h.ch.valid() && later >= h.deadline) {
+      if (h.ch.valid() && now >= h.deadline) {
         refuse(h.ch.peer(), "no hello within " + std::to_string(options.handshake_timeout.count()) + " ms");
         h.ch.close();
       }
     }
     std::erase_if(pending_handshakes, [](const handshake& h) { return !h.ch.valid(); });
-    if (fds[1].revents != 0) accept_one();
+    if ((fds[1].revents & POLLIN) != 0) accept_one();
+    if (refusals_unlogged > 0 && refusal_window_end && clock::now() >= *refusal_window_end) {
+      log(log_level::warning, "ipc::publisher: refused " + std::to_string(refusals_unlogged) +
+                                  " more connections in the last " +
+                                  std::to_string(std::chrono::seconds(refusal_log_interval).count()) +
+                                  " s; the last " + last_refusal);
+      refusals_unlogged = 0;
+      refusal_window_end = clock::now() + refusal_log_interval;
+    }
     deliver_events();
   }
+  flush_and_say_goodbye();
+  pending_handshakes.clear();
   deliver_events();
 }
 
@@ -331,13 +524,7 @@ void publisher::stop() noexcept {
   if (!impl_) return;
   impl_->stopping.store(true);
   impl_->notify();
-  if (impl_->thread.joinable()) impl_->thread.join();
-  {
-    std::lock_guard lock(impl_->mutex);
-    for (auto& s : impl_->subscribers)
-      (void)send_with(s.ch, message_type::goodbye, detail::encode_goodbye("the publisher stopped"), {}, 100ms);
-    impl_->subscribers.clear();
-  }
+  if (impl_->thread.joinable()) impl_->thread.join();  // it flushes the queues and says goodbye
   impl_.reset();
 }
 
@@ -350,17 +537,19 @@ result<void> publisher::publish_buffer(const buffer_description& description, st
                  std::to_string(chunk_fds.size()) + " fds for " + std::to_string(description.chunks.size()) + " chunks");
   if (std::any_of(chunk_fds.begin(), chunk_fds.end(), [](const os::unique_fd& fd) { return !fd.valid(); }))
     return error(errc::invalid_argument, call, "an empty fd");
-  std::lock_guard lock(impl_->mutex);
-  const auto taken = [&](const std::string& name) {
-    return std::any_of(impl_->buffers.begin(), impl_->buffers.end(), [&](const auto& b) { return b.description.name == name; }) ||
-           std::any_of(impl_->semaphores.begin(), impl_->semaphores.end(), [&](const auto& s) { return s.description.name == name; });
-  };
-  if (taken(description.name)) return error(errc::invalid_argument, call, "'" + description.name + "' is already published");
-  impl_->buffers.push_back({description, std::move(chunk_fds)});
-  const auto& entry = impl_->buffers.back();
-  impl_->broadcast([&](impl::subscriber_entry& s) {
-    return send_buffer(s.ch, message_type::resource, entry.description, entry.fds, 0, impl_->options.send_timeout);
-  });
+  auto fds = share(std::move(chunk_fds));
+  // Encoded before the lock is taken: the lock covers only the state change and the queueing.
+  auto messages = detail::buffer_messages(message_type::resource, description, fds, 0);
+  {
+    std::lock_guard lock(impl_->mutex);
+    const auto& name = description.name;
+    if (std::any_of(impl_->buffers.begin(), impl_->buffers.end(), [&](const auto& b) { return b.description.name == name; }) ||
+        std::any_of(impl_->semaphores.begin(), impl_->semaphores.end(), [&](const auto& s) { return s.description.name == name; }))
+      return error(errc::invalid_argument, call, "'" + name + "' is already published");
+    impl_->buffers.push_back({description, std::move(fds), messages});
+    impl_->broadcast(messages);
+  }
+  impl_->notify();
   return {};
 }
 
@@ -368,31 +557,38 @@ result<void> publisher::update_buffer(const buffer_description& description, std
   constexpr const char* call = "ipc::publisher::update_buffer";
   if (!impl_) return error(errc::invalid_argument, call, "the publisher is not started");
   if (const std::string why = check(description); !why.empty()) return error(errc::invalid_argument, call, why);
-  std::lock_guard lock(impl_->mutex);
-  auto it = std::find_if(impl_->buffers.begin(), impl_->buffers.end(),
-                         [&](const auto& b) { return b.description.name == description.name; });
-  if (it == impl_->buffers.end())
-    return error(errc::invalid_argument, call, "no buffer '" + description.name + "' is published");
-  const buffer_description& old = it->description;
-  if (description.generation <= old.generation)
-    return error(errc::invalid_argument, call,
-                 "generation " + std::to_string(description.generation) + " is not larger than " + std::to_string(old.generation));
-  if (description.reserved_size != old.reserved_size || description.device != old.device)
-    return error(errc::invalid_argument, call, "the reserved size and device of a buffer never change");
-  const std::size_t kept = std::min(old.chunks.size(), description.chunks.size());
-  if (!same_chunks(old, description, kept)) return error(errc::invalid_argument, call, "the kept chunks changed");
-  const std::size_t added = description.chunks.size() - kept;
-  if (new_chunk_fds.size() != added)
-    return error(errc::invalid_argument, call,
-                 std::to_string(new_chunk_fds.size()) + " new fds for " + std::to_string(added) + " new chunks");
   if (std::any_of(new_chunk_fds.begin(), new_chunk_fds.end(), [](const os::unique_fd& fd) { return !fd.valid(); }))
     return error(errc::invalid_argument, call, "an empty fd");
-  it->description = description;
-  it->fds.resize(kept);
-  for (auto& fd : new_chunk_fds) it->fds.push_back(std::move(fd));
-  impl_->broadcast([&](impl::subscriber_entry& s) {
-    return send_buffer(s.ch, message_type::growth, it->description, it->fds, kept, impl_->options.send_timeout);
-  });
+  auto added_fds = share(std::move(new_chunk_fds));
+  std::vector<shared_fd> dropped;  // closed after the lock is released
+  {
+    std::lock_guard lock(impl_->mutex);
+    auto it = std::find_if(impl_->buffers.begin(), impl_->buffers.end(),
+                           [&](const auto& b) { return b.description.name == description.name; });
+    if (it == impl_->buffers.end())
+      return error(errc::invalid_argument, call, "no buffer '" + description.name + "' is published");
+    const buffer_description& old = it->description;
+    if (description.generation <= old.generation)
+      return error(errc::invalid_argument, call,
+                   "generation " + std::to_string(description.generation) + " is not larger than " +
+                       std::to_string(old.generation));
+    if (description.reserved_size != old.reserved_size || description.device != old.device)
+      return error(errc::invalid_argument, call, "the reserved size and device of a buffer never change");
+    const std::size_t kept = std::min(old.chunks.size(), description.chunks.size());
+    if (!same_chunks(old, description, kept)) return error(errc::invalid_argument, call, "the kept chunks changed");
+    const std::size_t added = description.chunks.size() - kept;
+    if (added_fds.size() != added)
+      return error(errc::invalid_argument, call,
+                   std::to_string(added_fds.size()) + " new fds for " + std::to_string(added) + " new chunks");
+    it->description = description;
+    dropped.assign(std::make_move_iterator(it->fds.begin() + static_cast<std::ptrdiff_t>(kept)),
+                   std::make_move_iterator(it->fds.end()));
+    it->fds.resize(kept);
+    it->fds.insert(it->fds.end(), added_fds.begin(), added_fds.end());
+    it->state.clear();  // rebuilt for the next joiner
+    impl_->broadcast(detail::buffer_messages(message_type::growth, it->description, it->fds, kept));
+  }
+  impl_->notify();
   return {};
 }
 
@@ -400,36 +596,37 @@ result<void> publisher::publish_semaphore(const semaphore_description& descripti
   constexpr const char* call = "ipc::publisher::publish_semaphore";
   if (!impl_) return error(errc::invalid_argument, call, "the publisher is not started");
   if (!is_valid_resource_name(description.name))
-    return error(errc::invalid_argument, call, "invalid name '" + description.name + "'");
+    return error(errc::invalid_argument, call, "invalid name '" + detail::printable(description.name) + "'");
   if (!fd.valid()) return error(errc::invalid_argument, call, "an empty fd");
-  std::lock_guard lock(impl_->mutex);
-  const auto& name = description.name;
-  if (std::any_of(impl_->buffers.begin(), impl_->buffers.end(), [&](const auto& b) { return b.description.name == name; }) ||
-      std::any_of(impl_->semaphores.begin(), impl_->semaphores.end(), [&](const auto& s) { return s.description.name == name; }))
-    return error(errc::invalid_argument, call, "'" + name + "' is already published");
-  impl_->semaphores.push_back({description, std::move(fd)});
-  const auto& entry = impl_->semaphores.back();
-  impl_->broadcast([&](impl::subscriber_entry& s) {
-    return send_with(s.ch, message_type::resource, detail::encode(entry.description), std::span(&entry.fd, 1),
-                     impl_->options.send_timeout);
-  });
+  std::vector<shared_fd> fds;
+  fds.push_back(std::make_shared<const os::unique_fd>(std::move(fd)));
+  auto message = make_outgoing(message_type::resource, detail::encode(description), std::move(fds));
+  {
+    std::lock_guard lock(impl_->mutex);
+    const auto& name = description.name;
+    if (std::any_of(impl_->buffers.begin(), impl_->buffers.end(), [&](const auto& b) { return b.description.name == name; }) ||
+        std::any_of(impl_->semaphores.begin(), impl_->semaphores.end(), [&](const auto& s) { return s.description.name == name; }))
+      return error(errc::invalid_argument, call, "'" + name + "' is already published");
+    impl_->semaphores.push_back({description, message});
+    impl_->broadcast(message);
+  }
+  impl_->notify();
   return {};
 }
 
 result<void> publisher::announce_frame(std::uint64_t frame) {
   constexpr const char* call = "ipc::publisher::announce_frame";
   if (!impl_) return error(errc::invalid_argument, call, "the publisher is not started");
-  std::lock_guard lock(impl_->mutex);
-  if (impl_->last_frame && frame <= *impl_->last_frame)
-    return error(errc::invalid_argument, call,
-                 "frame " + std::to_string(frame) + " is not after frame " + std::to_string(*impl_->last_frame));
-  impl_->last_frame = frame;
-  const auto payload = detail::encode_frame(frame);
-  impl_->broadcast([&](impl::subscriber_entry& s) -> result<void> {
-    auto sent = send_with(s.ch, message_type::frame, payload, {}, std::chrono::milliseconds(0));
-    if (!sent && sent.error().code() == errc::timeout) return {};  // its socket is full: it misses this one
-    return sent;
-  });
+  auto message = make_outgoing(message_type::frame, detail::encode_frame(frame));
+  {
+    std::lock_guard lock(impl_->mutex);
+    if (impl_->last_frame && frame <= *impl_->last_frame)
+      return error(errc::invalid_argument, call,
+                   "frame " + std::to_string(frame) + " is not after frame " + std::to_string(*impl_->last_frame));
+    impl_->last_frame = frame;
+    impl_->broadcast(message);
+  }
+  impl_->notify();
   return {};
 }
 
@@ -451,7 +648,7 @@ bool publisher::has_consumer() const {
   if (!impl_) return false;
   std::lock_guard lock(impl_->mutex);
   return std::any_of(impl_->subscribers.begin(), impl_->subscribers.end(),
-                     [](const auto& s) { return s.role == subscriber_role::consumer; });
+                     [](const auto& s) { return s->role == subscriber_role::consumer; });
 }
 
 std::optional<std::uint64_t> publisher::last_frame() const {

@@ -41,7 +41,7 @@ result<subscriber> subscriber::connect(const subscriber_options& options) {
     if (m->type == message_type::welcome) {
       if (!m->fds.empty()) return refuse("a welcome came with fds");
       MEMBRIDGE_TRY_ASSIGN(const detail::welcome_payload w, detail::decode_welcome(m->payload));
-      if (!s.pending_.empty()) return refuse("the welcome came before buffer '" + s.pending_.front().description.name + "' was complete");
+      if (s.pending_) return refuse("the welcome came before buffer '" + s.pending_->description.name + "' was complete");
       if (w.resource_count != s.buffers_.size() + s.semaphores_.size())
         return refuse("the welcome counts " + std::to_string(w.resource_count) + " resources, " +
                       std::to_string(s.buffers_.size() + s.semaphores_.size()) + " came");
@@ -53,9 +53,10 @@ result<subscriber> subscriber::connect(const subscriber_options& options) {
     }
     if (m->type == message_type::goodbye) {
       auto reason = detail::decode_goodbye(m->payload);
-      return refuse("the publisher said goodbye during the handshake: " + (reason ? *reason : std::string("(malformed)")));
+      return refuse("the publisher said goodbye during the handshake: " +
+                    (reason ? detail::printable(*reason) : std::string("(malformed)")));
     }
-    if (m->type != message_type::resource) {
+    if (m->type != message_type::resource && m->type != message_type::chunks) {
       return refuse("a " + std::string(to_string(m->type)) + " message before the welcome");
     }
     MEMBRIDGE_TRY(s.apply(std::move(*m)));
@@ -104,7 +105,8 @@ result<subscriber_event> subscriber::next_event(std::chrono::milliseconds timeou
       channel_.close();
       subscriber_event e;
       e.what = subscriber_event::kind::disconnected;
-      e.reason = reason ? "the publisher said goodbye: " + *reason : "the publisher said a malformed goodbye";
+      e.reason = reason ? "the publisher said goodbye: " + detail::printable(*reason)
+                        : "the publisher said a malformed goodbye";
       return e;
     }
     auto applied = apply(std::move(*m));
@@ -121,13 +123,18 @@ result<subscriber_event> subscriber::next_event(std::chrono::milliseconds timeou
 }
 
 result<std::optional<subscriber_event>> subscriber::apply(message m) {
+  if (pending_ && m.type != message_type::chunks)
+    return refuse("a " + std::string(to_string(m.type)) + " message where chunk " +
+                  std::to_string(pending_->description.chunks.size()) + " of buffer '" + pending_->description.name +
+                  "' was next");
   switch (m.type) {
     case message_type::resource: {
       MEMBRIDGE_TRY_ASSIGN(const auto kind, detail::peek_resource_kind(m.payload));
       if (kind == detail::resource_kind::semaphore) return apply_semaphore(std::move(m));
-      return apply_buffer(std::move(m), true);
+      return apply_header(std::move(m), true);
     }
-    case message_type::growth: return apply_buffer(std::move(m), false);
+    case message_type::growth: return apply_header(std::move(m), false);
+    case message_type::chunks: return apply_chunks(std::move(m));
     case message_type::frame: {
       if (!m.fds.empty()) return refuse("a frame message came with fds");
       MEMBRIDGE_TRY_ASSIGN(const std::uint64_t frame, detail::decode_frame(m.payload));
@@ -143,60 +150,80 @@ result<std::optional<subscriber_event>> subscriber::apply(message m) {
   }
 }
 
-result<std::optional<subscriber_event>> subscriber::apply_buffer(message m, bool is_new) {
-  MEMBRIDGE_TRY_ASSIGN(detail::buffer_payload p, detail::decode_buffer(m.payload, is_new, m.fds.size()));
-  const std::string& name = p.description.name;
-  auto committed = std::find_if(buffers_.begin(), buffers_.end(), [&](const auto& b) { return b.description.name == name; });
-  auto pending = std::find_if(pending_.begin(), pending_.end(), [&](const auto& b) { return b.description.name == name; });
-  if (pending == pending_.end()) {
-    pending_buffer next;
-    next.is_new = is_new;
-    if (is_new) {
-      if (name_taken(name)) return refuse("'" + name + "' was published twice");
-    } else {
-      if (committed == buffers_.end()) return refuse("growth of unknown buffer '" + name + "'");
-      const buffer_description& old = committed->description;
-      if (p.description.generation <= old.generation)
-        return refuse("buffer '" + name + "': generation " + std::to_string(p.description.generation) +
-                      " does not follow " + std::to_string(old.generation));
-      if (p.description.reserved_size != old.reserved_size || p.description.device != old.device)
-        return refuse("buffer '" + name + "': its reserved size or device changed");
-      next.kept = std::min(old.chunks.size(), p.description.chunks.size());
-      if (!std::equal(old.chunks.begin(), old.chunks.begin() + static_cast<std::ptrdiff_t>(next.kept),
-                      p.description.chunks.begin()))
-        return refuse("buffer '" + name + "': a growth changed chunks it kept");
-    }
-    next.description = p.description;
-    pending_.push_back(std::move(next));
-    pending = std::prev(pending_.end());
-  } else if (pending->is_new != is_new || !(pending->description == p.description)) {
-    return refuse("buffer '" + name + "': the parts of one update disagree");
+result<std::optional<subscriber_event>> subscriber::apply_header(message m, bool is_new) {
+  MEMBRIDGE_TRY_ASSIGN(detail::buffer_header h, detail::decode_buffer_header(m.payload, is_new, m.fds.size()));
+  const std::string& name = h.description.name;
+  pending_buffer next;
+  next.is_new = is_new;
+  next.chunk_count = h.chunk_count;
+  if (is_new) {
+    if (name_taken(name)) return refuse("'" + name + "' was published twice");
+  } else {
+    const received_buffer* committed = buffer(name);
+    if (committed == nullptr) return refuse("growth of unknown buffer '" + name + "'");
+    const buffer_description& old = committed->description;
+    if (h.description.generation <= old.generation)
+      return refuse("buffer '" + name + "': generation " + std::to_string(h.description.generation) +
+                    " does not follow " + std::to_string(old.generation));
+    if (h.description.reserved_size != old.reserved_size || h.description.device != old.device)
+      return refuse("buffer '" + name + "': its reserved size or device changed");
+    next.kept = std::min<std::size_t>(old.chunks.size(), h.chunk_count);
+    if (h.first_new_chunk != next.kept)
+      return refuse("buffer '" + name + "': a growth whose new chunks start at " + std::to_string(h.first_new_chunk) +
+                    ", not after the " + std::to_string(next.kept) + " it kept");
+    h.description.chunks.assign(old.chunks.begin(), old.chunks.begin() + static_cast<std::ptrdiff_t>(next.kept));
   }
-  if (p.first_fd_chunk != pending->kept + pending->fds.size())
-    return refuse("buffer '" + name + "': fds for chunk " + std::to_string(p.first_fd_chunk) + " where chunk " +
-                  std::to_string(pending->kept + pending->fds.size()) + " was next");
-  for (auto& fd : m.fds) pending->fds.push_back(std::move(fd));
-  if (pending->kept + pending->fds.size() < pending->description.chunks.size()) return std::optional<subscriber_event>();
+  next.description = std::move(h.description);
+  pending_ = std::move(next);
+  if (pending_->description.chunks.size() == pending_->chunk_count) return commit();
+  return std::optional<subscriber_event>();
+}
 
+result<std::optional<subscriber_event>> subscriber::apply_chunks(message m) {
+  if (!pending_) return refuse("a chunks message without a buffer header before it");
+  MEMBRIDGE_TRY_ASSIGN(detail::chunk_batch batch, detail::decode_chunk_batch(m.payload, m.fds.size()));
+  pending_buffer& p = *pending_;
+  if (batch.first_chunk != p.description.chunks.size())
+    return refuse("buffer '" + p.description.name + "': chunk " + std::to_string(batch.first_chunk) + " where chunk " +
+                  std::to_string(p.description.chunks.size()) + " was next");
+  if (batch.first_chunk + batch.chunks.size() > p.chunk_count)
+    return refuse("buffer '" + p.description.name + "': chunks past its " + std::to_string(p.chunk_count));
+  for (std::size_t i = 0; i < m.fds.size(); ++i)
+    if (const std::string why = detail::handle_fd_problem(m.fds[i]); !why.empty())
+      return refuse("buffer '" + p.description.name + "': the fd of chunk " + std::to_string(batch.first_chunk + i) +
+                    " is " + why + ", not a memory handle");
+  p.description.chunks.insert(p.description.chunks.end(), batch.chunks.begin(), batch.chunks.end());
+  for (auto& fd : m.fds) p.fds.push_back(std::move(fd));
+  if (p.description.chunks.size() < p.chunk_count) return std::optional<subscriber_event>();
+  return commit();
+}
+
+result<std::optional<subscriber_event>> subscriber::commit() {
+  pending_buffer p = std::move(*pending_);
+  pending_.reset();
+  const std::string& name = p.description.name;
+  if (const std::string why = check(p.description); !why.empty()) return refuse("buffer '" + name + "': " + why);
   subscriber_event e;
   e.name = name;
-  e.generation = pending->description.generation;
-  if (pending->is_new) {
+  e.generation = p.description.generation;
+  if (p.is_new) {
     e.what = subscriber_event::kind::buffer_added;
-    buffers_.push_back(received_buffer{std::move(pending->description), std::move(pending->fds)});
+    buffers_.push_back(received_buffer{std::move(p.description), std::move(p.fds)});
   } else {
     e.what = subscriber_event::kind::buffer_changed;
-    committed->description = std::move(pending->description);
-    committed->fds.resize(pending->kept);
-    for (auto& fd : pending->fds) committed->fds.push_back(std::move(fd));
+    auto committed = std::find_if(buffers_.begin(), buffers_.end(), [&](const auto& b) { return b.description.name == name; });
+    committed->description = std::move(p.description);
+    committed->fds.resize(p.kept);
+    for (auto& fd : p.fds) committed->fds.push_back(std::move(fd));
   }
-  pending_.erase(pending);
   return std::optional(std::move(e));
 }
 
 result<std::optional<subscriber_event>> subscriber::apply_semaphore(message m) {
   MEMBRIDGE_TRY_ASSIGN(semaphore_description d, detail::decode_semaphore(m.payload, m.fds.size()));
   if (name_taken(d.name)) return refuse("'" + d.name + "' was published twice");
+  if (const std::string why = detail::handle_fd_problem(m.fds.front()); !why.empty())
+    return refuse("semaphore '" + d.name + "': its fd is " + why + ", not a semaphore handle");
   subscriber_event e;
   e.what = subscriber_event::kind::semaphore_added;
   e.name = d.name;
@@ -207,7 +234,7 @@ result<std::optional<subscriber_event>> subscriber::apply_semaphore(message m) {
 bool subscriber::name_taken(const std::string& name) const noexcept {
   return std::any_of(buffers_.begin(), buffers_.end(), [&](const auto& b) { return b.description.name == name; }) ||
          std::any_of(semaphores_.begin(), semaphores_.end(), [&](const auto& s) { return s.description.name == name; }) ||
-         std::any_of(pending_.begin(), pending_.end(), [&](const auto& b) { return b.description.name == name; });
+         (pending_ && pending_->description.name == name);
 }
 
 const received_buffer* subscriber::buffer(std::string_view name) const noexcept {

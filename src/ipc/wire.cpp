@@ -29,7 +29,7 @@ std::uint32_t get32(const std::byte* in) noexcept {
 
 bool known(std::uint16_t type) noexcept {
   return type >= static_cast<std::uint16_t>(message_type::hello) &&
-         type <= static_cast<std::uint16_t>(message_type::goodbye);
+         type <= static_cast<std::uint16_t>(message_type::chunks);
 }
 
 error refuse(std::string what) { return error(errc::protocol_error, decode_call, std::move(what)); }
@@ -44,6 +44,7 @@ std::string_view to_string(message_type type) noexcept {
     case message_type::growth: return "growth";
     case message_type::frame: return "frame";
     case message_type::goodbye: return "goodbye";
+    case message_type::chunks: return "chunks";
   }
   return "unknown";
 }

@@ -1,5 +1,6 @@
 // libFuzzer target for the ipc message parser: the header (ipc::decode_header) and then the payload
-// of every message type (hello, welcome, resource, growth, frame, goodbye), any bytes, any fd count.
+// of every message type (hello, welcome, resource, growth, frame, goodbye, chunks), any bytes, any fd
+// count.
 // The parser must never crash, read out of bounds (ASan) or accept a message that breaks its rules.
 #include "detail/payload.hpp"
 
@@ -42,11 +43,22 @@ void check_payload(membridge::ipc::message_type type, std::span<const std::byte>
           break;
         }
       }
-      const auto b = detail::decode_buffer(payload, with_kind, fds);
-      if (!accepted(b)) break;
-      if (!check(b->description).empty() || b->fd_count != fds ||
-          std::uint64_t{b->first_fd_chunk} + b->fd_count > b->description.chunks.size())
+      const auto h = detail::decode_buffer_header(payload, with_kind, fds);
+      if (!accepted(h)) break;
+      if (fds != 0 || !is_valid_resource_name(h->description.name) || h->chunk_count > max_chunks ||
+          h->first_new_chunk > h->chunk_count || (with_kind && h->first_new_chunk != 0) ||
+          h->description.size > h->description.reserved_size || !h->description.chunks.empty())
         std::abort();
+      break;
+    }
+    case message_type::chunks: {
+      const auto c = detail::decode_chunk_batch(payload, fds);
+      if (!accepted(c)) break;
+      if (c->chunks.empty() || c->chunks.size() != fds || fds > max_fds_per_message ||
+          std::uint64_t{c->first_chunk} + c->chunks.size() > max_chunks)
+        std::abort();
+      for (const auto& chunk : c->chunks)
+        if (chunk.size == 0) std::abort();
       break;
     }
   }

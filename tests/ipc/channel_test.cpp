@@ -13,6 +13,7 @@
 #include <algorithm>
 
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -386,7 +387,86 @@ TEST(ipc_channel, sending_to_a_closed_peer_reports_it) {
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code(), errc::protocol_error);
   EXPECT_TRUE(a.peer_closed());
+  // What the peer sent before closing could still be read; here nothing came, so the next receive
+  // reaches the end and the channel ends.
+  auto end = a.receive(1s);
+  ASSERT_FALSE(end);
+  EXPECT_EQ(end.error().code(), errc::protocol_error);
   EXPECT_FALSE(a.valid());
+}
+
+TEST(ipc_channel, a_goodbye_sent_before_the_peer_closed_is_read_after_a_send_found_it_gone) {
+  auto p = ipc::channel::pair();
+  ASSERT_TRUE(p);
+  auto& [a, b] = *p;
+  ipc::message bye;
+  bye.type = ipc::message_type::goodbye;
+  bye.payload = bytes_of("leaving");
+  ASSERT_TRUE(b.send(bye, 1s));
+  b.close();
+  ipc::message m;
+  m.type = ipc::message_type::frame;
+  auto sent = a.send(m, 1s);
+  ASSERT_FALSE(sent);
+  EXPECT_TRUE(a.peer_closed());
+  auto got = a.receive(1s);
+  ASSERT_TRUE(got) << got.error().message();
+  EXPECT_EQ(got->type, ipc::message_type::goodbye);
+  EXPECT_EQ(string_of(got->payload), "leaving");
+  EXPECT_FALSE(a.receive(1s));
+  EXPECT_FALSE(a.valid());
+}
+
+// One thread sends while another receives on the same channel, and the receiver's end (a protocol
+// error) never closes the descriptor under the sender (run under TSan by the tsan preset).
+TEST(ipc_channel, a_sender_and_a_receiver_thread_share_a_channel_and_its_end) {
+  auto p = ipc::channel::pair();
+  ASSERT_TRUE(p);
+  auto& [a, b] = *p;
+  const int a_fd = a.native().get();
+  std::atomic<int> sent{0};
+  std::atomic<bool> sender_done{false};
+  std::thread sender([&] {
+    ipc::message m;
+    m.type = ipc::message_type::frame;
+    for (int i = 0; i < 100000; ++i) {
+      auto r = a.send(m, 100ms);
+      if (!r) {
+        if (r.error().code() == errc::timeout) continue;
+        break;  // the channel ended or the peer closed
+      }
+      sent.fetch_add(1);
+    }
+    sender_done.store(true);
+  });
+  std::thread peer([&] {
+    // b echoes frames back to a, then sends garbage: a's receiver ends the channel.
+    for (int i = 0; i < 200; ++i) {
+      auto m = b.receive(5s);
+      if (!m) break;
+      ASSERT_TRUE(b.send(*m, 1s));
+    }
+    ASSERT_TRUE(raw_send(b.native(), std::vector<std::byte>(24, std::byte{0x5A}), {}));
+  });
+  int received = 0;
+  for (;;) {
+    auto m = a.receive(5s);
+    if (!m) {
+      EXPECT_EQ(m.error().code(), errc::protocol_error) << m.error().message();
+      break;
+    }
+    ++received;
+  }
+  sender.join();
+  peer.join();
+  EXPECT_TRUE(sender_done.load());
+  EXPECT_EQ(received, 200);
+  EXPECT_GE(sent.load(), 200);
+  EXPECT_FALSE(a.valid());
+  // The descriptor was kept (shut down, not closed) until now.
+  EXPECT_NE(::fcntl(a_fd, F_GETFD), -1);
+  a.close();
+  EXPECT_EQ(::fcntl(a_fd, F_GETFD), -1);
 }
 
 TEST(ipc_channel, from_native_adopts_only_connected_seqpacket_sockets) {
@@ -481,8 +561,7 @@ TEST_P(ipc_malformed, is_rejected_closes_the_channel_and_leaks_no_fd) {
   auto p = ipc::channel::pair();
   ASSERT_TRUE(p);
   auto& [a, b] = *p;
-  auto expected_after = mt::open_fds();
-  expected_after.erase(a.native().get());  // a is closed after the protocol error
+  auto expected_after = mt::open_fds();  // a's socket stays open until a.close()
 
   {
     auto bytes = datagram(c.header, c.payload_bytes);
@@ -505,6 +584,10 @@ TEST_P(ipc_malformed, is_rejected_closes_the_channel_and_leaks_no_fd) {
   EXPECT_FALSE(a.valid());
   EXPECT_FALSE(a.peer_closed());
   EXPECT_EQ(mt::open_fds(), expected_after) << "an fd received with " << c.name << " is still open";
+  // The peer sees the end at once (the socket is shut down), before a closes it.
+  auto eof = b.receive(1s);
+  ASSERT_FALSE(eof);
+  EXPECT_TRUE(b.peer_closed());
   auto again = a.receive(10ms);
   ASSERT_FALSE(again);
   EXPECT_EQ(again.error().code(), errc::invalid_argument);

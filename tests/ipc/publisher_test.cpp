@@ -15,6 +15,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
+#include <fcntl.h>
 #include <future>
 #include <mutex>
 #include <string>
@@ -505,10 +506,19 @@ struct hostile_publisher_case {
   bool after_welcome;  // the bad message comes after a valid welcome (next_event fails, not connect)
 };
 
-ipc::message buffer_message(const ipc::buffer_description& d, std::uint32_t first, std::size_t fds, bool resource = true) {
-  detail::buffer_payload p{d, first, static_cast<std::uint32_t>(fds)};
-  auto m = detail::make_message(resource ? ipc::message_type::resource : ipc::message_type::growth, detail::encode(p, resource));
-  for (std::size_t i = 0; i < fds; ++i) m.fds.push_back(make_memfd("x"));
+// A buffer's header: chunk_count chunks, new ones from first_new (a resource or a growth).
+ipc::message header_message(const ipc::buffer_description& d, std::uint32_t first_new, bool resource = true) {
+  detail::buffer_header h{d, static_cast<std::uint32_t>(d.chunks.size()), first_new};
+  return detail::make_message(resource ? ipc::message_type::resource : ipc::message_type::growth, detail::encode(h, resource));
+}
+
+// Chunks [first, first + n) of `d` with `fds` memfds (n unless told otherwise).
+ipc::message chunks_message(const ipc::buffer_description& d, std::size_t first, std::size_t n,
+                            std::optional<std::size_t> fds = std::nullopt) {
+  detail::chunk_batch b{static_cast<std::uint32_t>(first), {}};
+  for (std::size_t i = first; i < first + n; ++i) b.chunks.push_back(d.chunks.at(i));
+  auto m = detail::make_message(ipc::message_type::chunks, detail::encode(b));
+  for (std::size_t i = 0; i < fds.value_or(n); ++i) m.fds.push_back(make_memfd("x"));
   return m;
 }
 
@@ -517,26 +527,73 @@ ipc::message welcome_message(std::uint32_t resources, std::optional<std::uint64_
   return detail::make_message(ipc::message_type::welcome, detail::encode(w));
 }
 
+// A chunks message for chunk 0 of `d` whose fd is `fd` (borrowed: the caller closes it).
+ipc::message chunk_with_fd(const ipc::buffer_description& d, os::borrowed_fd fd) {
+  auto m = chunks_message(d, 0, 1, 0);
+  m.fds.push_back(os::unique_fd::from_native(::fcntl(fd.get(), F_DUPFD_CLOEXEC, 0)));
+  return m;
+}
+
 std::vector<hostile_publisher_case> hostile_publishers() {
   auto send = [](ipc::channel& ch, const ipc::message& m) { ASSERT_TRUE(ch.send(m, 1s)); };
+  auto whole = [=](ipc::channel& ch, const ipc::buffer_description& d) {
+    send(ch, header_message(d, 0));
+    for (std::size_t i = 0; i < d.chunks.size(); i += 16) send(ch, chunks_message(d, i, std::min<std::size_t>(16, d.chunks.size() - i)));
+  };
   return {
       {"chunks with a gap", [=](ipc::channel& ch) {
          auto d = make_description("b", 2);
          d.chunks[1].offset += chunk_bytes;
-         send(ch, buffer_message(d, 0, 2));
+         whole(ch, d);
        }, false},
-      {"fewer fds than it names", [=](ipc::channel& ch) {
-         auto m = buffer_message(make_description("b", 2), 0, 2);
-         m.fds.pop_back();
+      {"fewer fds than chunks", [=](ipc::channel& ch) {
+         send(ch, header_message(make_description("b", 2), 0));
+         send(ch, chunks_message(make_description("b", 2), 0, 2, 1));
+       }, false},
+      {"chunks past the count", [=](ipc::channel& ch) {
+         send(ch, header_message(make_description("b", 1), 0));
+         send(ch, chunks_message(make_description("b", 2), 0, 2));
+       }, false},
+      {"chunks out of order", [=](ipc::channel& ch) {
+         send(ch, header_message(make_description("b", 2), 0));
+         send(ch, chunks_message(make_description("b", 2), 1, 1));
+       }, false},
+      {"chunks without a header", [=](ipc::channel& ch) { send(ch, chunks_message(make_description("b", 1), 0, 1)); }, false},
+      {"a header with an fd", [=](ipc::channel& ch) {
+         auto m = header_message(make_description("b", 1), 0);
+         m.fds.push_back(make_memfd("x"));
          send(ch, m);
        }, false},
-      {"fds past the chunks", [=](ipc::channel& ch) { send(ch, buffer_message(make_description("b", 1), 1, 1)); }, false},
+      {"a directory as a chunk fd", [=](ipc::channel& ch) {
+         send(ch, header_message(make_description("b", 1), 0));
+         auto dir = os::unique_fd::from_native(::open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+         ASSERT_TRUE(dir);
+         send(ch, chunk_with_fd(make_description("b", 1), dir));
+       }, false},
+      {"a socket as a chunk fd", [=](ipc::channel& ch) {
+         send(ch, header_message(make_description("b", 1), 0));
+         auto other = ipc::channel::pair();
+         ASSERT_TRUE(other);
+         send(ch, chunk_with_fd(make_description("b", 1), other->first.native()));
+       }, false},
+      {"dev zero as a chunk fd", [=](ipc::channel& ch) {
+         send(ch, header_message(make_description("b", 1), 0));
+         auto zero = os::unique_fd::from_native(::open("/dev/zero", O_RDWR | O_CLOEXEC));
+         ASSERT_TRUE(zero);
+         send(ch, chunk_with_fd(make_description("b", 1), zero));
+       }, false},
+      {"a directory as a semaphore fd", [=](ipc::channel& ch) {
+         auto m = detail::make_message(ipc::message_type::resource, detail::encode(ipc::semaphore_description{.name = "s"}));
+         m.fds.push_back(os::unique_fd::from_native(::open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC)));
+         send(ch, m);
+       }, false},
       {"a welcome before the buffer is complete", [=](ipc::channel& ch) {
-         send(ch, buffer_message(make_description("b", 2), 0, 1));
+         send(ch, header_message(make_description("b", 2), 0));
+         send(ch, chunks_message(make_description("b", 2), 0, 1));
          send(ch, welcome_message(1));
        }, false},
       {"a welcome with the wrong count", [=](ipc::channel& ch) {
-         send(ch, buffer_message(make_description("b", 1), 0, 1));
+         whole(ch, make_description("b", 1));
          send(ch, welcome_message(2));
        }, false},
       {"an unknown resource kind", [=](ipc::channel& ch) {
@@ -546,14 +603,14 @@ std::vector<hostile_publisher_case> hostile_publishers() {
          send(ch, detail::make_message(ipc::message_type::frame, detail::encode_frame(3)));
        }, false},
       {"the same name twice", [=](ipc::channel& ch) {
-         send(ch, buffer_message(make_description("b", 1), 0, 1));
-         send(ch, buffer_message(make_description("b", 1), 0, 1));
+         whole(ch, make_description("b", 1));
+         whole(ch, make_description("b", 1));
        }, false},
       {"a semaphore without its fd", [=](ipc::channel& ch) {
          send(ch, detail::make_message(ipc::message_type::resource, detail::encode(ipc::semaphore_description{.name = "s"})));
        }, false},
       {"trailing bytes", [=](ipc::channel& ch) {
-         auto m = buffer_message(make_description("b", 1), 0, 1);
+         auto m = header_message(make_description("b", 1), 0);
          m.payload.push_back(std::byte{0});
          send(ch, m);
        }, false},
@@ -563,21 +620,32 @@ std::vector<hostile_publisher_case> hostile_publishers() {
        }, true},
       {"growth of an unknown buffer", [=](ipc::channel& ch) {
          send(ch, welcome_message(0));
-         send(ch, buffer_message(make_description("b", 1, 2), 0, 1, false));
+         send(ch, header_message(make_description("b", 1, 2), 0, false));
        }, true},
-      {"growth that changes kept chunks", [=](ipc::channel& ch) {
-         send(ch, buffer_message(make_description("b", 2), 0, 2));
+      {"growth whose new chunks overlap the kept ones", [=](ipc::channel& ch) {
+         whole(ch, make_description("b", 2));
+         send(ch, welcome_message(1));
+         send(ch, header_message(make_description("b", 3, 2), 1, false));
+       }, true},
+      {"growth whose chunks leave a gap", [=](ipc::channel& ch) {
+         whole(ch, make_description("b", 2));
          send(ch, welcome_message(1));
          auto d = make_description("b", 3, 2);
-         d.chunks[0].size = chunk_bytes / 2;
-         d.chunks[1].offset = chunk_bytes / 2;
-         d.chunks[2].offset = chunk_bytes * 3 / 2;
-         send(ch, buffer_message(d, 2, 1, false));
+         d.chunks[2].offset += chunk_bytes;
+         send(ch, header_message(d, 2, false));
+         send(ch, chunks_message(d, 2, 1));
+       }, true},
+      {"a frame in the middle of a growth", [=](ipc::channel& ch) {
+         whole(ch, make_description("b", 1));
+         send(ch, welcome_message(1));
+         send(ch, header_message(make_description("b", 3, 2), 1, false));
+         send(ch, chunks_message(make_description("b", 3, 2), 1, 1));
+         send(ch, detail::make_message(ipc::message_type::frame, detail::encode_frame(1)));
        }, true},
       {"growth with an old generation", [=](ipc::channel& ch) {
-         send(ch, buffer_message(make_description("b", 1, 5), 0, 1));
+         whole(ch, make_description("b", 1, 5));
          send(ch, welcome_message(1));
-         send(ch, buffer_message(make_description("b", 2, 5), 1, 1, false));
+         send(ch, header_message(make_description("b", 2, 5), 1, false));
        }, true},
       {"a hello from the publisher", [=](ipc::channel& ch) {
          send(ch, welcome_message(0));
@@ -629,23 +697,87 @@ INSTANTIATE_TEST_SUITE_P(cases, ipc_hostile_publisher, ::testing::ValuesIn(hosti
 
 // ---------------------------------------------------------------------------------- payloads ---
 
-TEST(ipc_payload, every_truncation_and_extra_byte_of_a_buffer_is_refused) {
-  const detail::buffer_payload p{make_description("field", 3, 9), 1, 2};
-  const auto bytes = detail::encode(p, true);
-  auto back = detail::decode_buffer(bytes, true, 2);
+TEST(ipc_payload, every_truncation_and_extra_byte_of_a_buffer_header_and_chunks_is_refused) {
+  const auto d = make_description("field", 3, 9);
+  const detail::buffer_header h{d, 3, 0};
+  const auto bytes = detail::encode(h, true);
+  auto back = detail::decode_buffer_header(bytes, true, 0);
   ASSERT_TRUE(back) << back.error().message();
-  EXPECT_EQ(back->description, p.description);
-  EXPECT_EQ(back->first_fd_chunk, 1U);
-  EXPECT_EQ(back->fd_count, 2U);
+  auto without_chunks = d;
+  without_chunks.chunks.clear();
+  EXPECT_EQ(back->description, without_chunks);
+  EXPECT_EQ(back->chunk_count, 3U);
+  EXPECT_EQ(back->first_new_chunk, 0U);
   for (std::size_t n = 0; n < bytes.size(); ++n) {
-    auto cut = detail::decode_buffer(std::span(bytes).first(n), true, 2);
+    auto cut = detail::decode_buffer_header(std::span(bytes).first(n), true, 0);
     ASSERT_FALSE(cut) << n;
     EXPECT_EQ(cut.error().code(), errc::protocol_error);
   }
   auto longer = bytes;
   longer.push_back(std::byte{0});
-  EXPECT_EQ(detail::decode_buffer(longer, true, 2).error().code(), errc::protocol_error);
-  EXPECT_EQ(detail::decode_buffer(bytes, true, 3).error().code(), errc::protocol_error) << "fd count mismatch";
+  EXPECT_EQ(detail::decode_buffer_header(longer, true, 0).error().code(), errc::protocol_error);
+  EXPECT_EQ(detail::decode_buffer_header(bytes, true, 1).error().code(), errc::protocol_error) << "a header carries no fds";
+  EXPECT_EQ(detail::decode_buffer_header(detail::encode(detail::buffer_header{d, 3, 1}, true), true, 0).error().code(),
+            errc::protocol_error)
+      << "a new buffer's chunks start at 0";
+  EXPECT_TRUE(detail::decode_buffer_header(detail::encode(detail::buffer_header{d, 3, 2}, false), false, 0));
+  EXPECT_EQ(detail::decode_buffer_header(detail::encode(detail::buffer_header{d, 3, 4}, false), false, 0).error().code(),
+            errc::protocol_error)
+      << "first new chunk past the count";
+  EXPECT_EQ(detail::decode_buffer_header(detail::encode(detail::buffer_header{d, 5000, 0}, true), true, 0).error().code(),
+            errc::protocol_error)
+      << "more than max_chunks";
+
+  const detail::chunk_batch c{1, {d.chunks[1], d.chunks[2]}};
+  const auto batch = detail::encode(c);
+  auto got = detail::decode_chunk_batch(batch, 2);
+  ASSERT_TRUE(got) << got.error().message();
+  EXPECT_EQ(got->first_chunk, 1U);
+  EXPECT_EQ(got->chunks, c.chunks);
+  for (std::size_t n = 0; n < batch.size(); ++n) EXPECT_FALSE(detail::decode_chunk_batch(std::span(batch).first(n), 2)) << n;
+  EXPECT_EQ(detail::decode_chunk_batch(batch, 1).error().code(), errc::protocol_error) << "fd count mismatch";
+  EXPECT_FALSE(detail::decode_chunk_batch(detail::encode(detail::chunk_batch{0, {}}), 0)) << "an empty batch";
+  EXPECT_FALSE(detail::decode_chunk_batch(detail::encode(detail::chunk_batch{0, {{0, 0}}}), 1)) << "a chunk of size 0";
+  EXPECT_FALSE(detail::decode_chunk_batch(detail::encode(detail::chunk_batch{2047, {{0, 1}, {1, 1}}}), 2)) << "past max_chunks";
+  detail::chunk_batch many{0, {}};
+  for (std::uint64_t i = 0; i < 17; ++i) many.chunks.push_back({i, 1});
+  EXPECT_FALSE(detail::decode_chunk_batch(detail::encode(many), 17)) << "more than 16 chunks";
+}
+
+TEST(ipc_payload, printable_escapes_control_bytes_and_non_ascii) {
+  EXPECT_EQ(detail::printable("plain name-1.v2"), "plain name-1.v2");
+  EXPECT_EQ(detail::printable(std::string("a\x1b[2Jb\nc\0d", 10)), "a\\x1b[2Jb\\x0ac\\x00d");
+  EXPECT_EQ(detail::printable("back\\slash\x7f\xc3\xa9"), "back\\x5cslash\\x7f\\xc3\\xa9");
+}
+
+TEST(ipc_payload, a_thousand_chunks_travel_in_messages_that_carry_only_their_own_chunks) {
+  ipc::buffer_description d = make_description("big", 0);
+  d.reserved_size = 2000 * chunk_bytes;
+  for (std::size_t i = 0; i < 1000; ++i) d.chunks.push_back({i * chunk_bytes, chunk_bytes});
+  d.size = 1000 * chunk_bytes;
+  std::vector<detail::shared_fd> fds;
+  for (std::size_t i = 0; i < 1000; ++i) fds.push_back(std::make_shared<const os::unique_fd>());
+  const auto messages = detail::buffer_messages(ipc::message_type::resource, d, fds, 0);
+  ASSERT_EQ(messages.size(), 1U + 63U);
+  std::size_t bytes = 0;
+  std::size_t chunks = 0;
+  for (std::size_t i = 1; i < messages.size(); ++i) {
+    EXPECT_EQ(messages[i]->type, ipc::message_type::chunks);
+    EXPECT_LE(messages[i]->payload.size(), 8U + 16U * 16U);
+    auto b = detail::decode_chunk_batch(messages[i]->payload, messages[i]->fds.size());
+    ASSERT_TRUE(b) << b.error().message();
+    EXPECT_EQ(b->first_chunk, chunks);
+    chunks += b->chunks.size();
+    bytes += messages[i]->payload.size();
+  }
+  EXPECT_EQ(chunks, 1000U);
+  EXPECT_LT(bytes, 1000U * 16U + 63U * 8U + 1U) << "the chunk list is sent once";
+  const auto growth = detail::buffer_messages(ipc::message_type::growth, d, fds, 990);
+  ASSERT_EQ(growth.size(), 2U);
+  auto h = detail::decode_buffer_header(growth[0]->payload, false, 0);
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->first_new_chunk, 990U);
+  EXPECT_EQ(growth[1]->fds.size(), 10U);
 }
 
 TEST(ipc_payload, hello_welcome_semaphore_frame_and_goodbye_round_trip) {

@@ -7,8 +7,10 @@
 #include <membridge/os/borrowed_fd.hpp>
 #include <membridge/os/unique_fd.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,15 +30,22 @@ struct peer_credentials {
 ///
 /// Errors and the channel's state:
 /// - A malformed message (bad header field, wrong size, fd count mismatch, truncated data or fds)
-///   gives errc::protocol_error and **closes the channel** (valid() becomes false): a peer that sent
+///   gives errc::protocol_error and **ends the channel** (valid() becomes false): a peer that sent
 ///   garbage is not trusted further. Every fd that came with it is closed.
-/// - A peer that went away (EOF / POLLHUP on receive, EPIPE / ECONNRESET on send) gives
-///   errc::protocol_error with the context "the peer closed", closes the channel and sets
-///   peer_closed(), so callers can tell an orderly end from garbage without reading messages.
+/// - A peer that went away (EOF / POLLHUP on receive) gives errc::protocol_error with the context
+///   "the peer closed", ends the channel and sets peer_closed(), so callers can tell an orderly end
+///   from garbage without reading messages. A send that finds the peer gone (EPIPE / ECONNRESET)
+///   gives the same error and sets peer_closed(), but what the peer sent before it closed (a
+///   goodbye, say) can still be received; the receive that reaches its end ends the channel.
 /// - A timeout gives errc::timeout and leaves the channel usable.
-/// - send() / receive() on an empty (closed or moved-from) channel give errc::invalid_argument.
+/// - send() / receive() on an ended, closed or moved-from channel give errc::invalid_argument.
+/// An ended channel shuts its socket down (the peer sees EOF at once, a call waiting in another
+/// thread wakes) but keeps the descriptor until close(), the destructor or a move-assignment
+/// releases it, so a send and a receive running in two threads never see the descriptor closed or
+/// reused under them.
 /// Every socket is close-on-exec and non-blocking (waits are done with poll and the timeout).
-/// Move-only; not thread-safe (one sender and one receiver thread at most, not the same call twice).
+/// Move-only. Thread-safety: one thread may send while another receives (at most one call of each
+/// at a time); close(), moves and destruction need both to have returned.
 class channel {
  public:
   /// An empty channel (valid() is false).
@@ -66,7 +75,7 @@ class channel {
   channel(const channel&) = delete;
   channel& operator=(const channel&) = delete;
   /// Takes over `other`'s socket; `other` becomes empty.
-  channel(channel&& other) noexcept = default;
+  channel(channel&& other) noexcept;
   /// Closes this channel's socket (if any, as close() does), then takes over `other`'s.
   channel& operator=(channel&& other) noexcept;
   /// Closes the socket as close() does; the peer sees EOF after every message sent before.
@@ -78,6 +87,13 @@ class channel {
   /// (channel closed, peer_closed() set); os_error for other failures.
   /// Ownership: `m` keeps its fds; the peer receives new descriptors for the same open files.
   [[nodiscard]] result<void> send(const message& m, std::chrono::milliseconds timeout);
+
+  /// As send(m, timeout) for a message given in parts, with borrowed fds (several channels can
+  /// send one encoded message without copying it or duplicating its fds). A timeout of 0 never
+  /// waits: a full socket buffer gives errc::timeout at once.
+  /// Ownership: `fds` stay the caller's; the peer receives new descriptors for the same open files.
+  [[nodiscard]] result<void> send(message_type type, std::span<const std::byte> payload,
+                                  std::span<const os::borrowed_fd> fds, std::chrono::milliseconds timeout);
 
   /// Receives one message, waiting up to `timeout` for it.
   /// Every received fd is owned (close-on-exec, MSG_CMSG_CLOEXEC) before anything else is read;
@@ -97,17 +113,19 @@ class channel {
   /// The peer's credentials as recorded when the connection was made (for pair(): this process).
   [[nodiscard]] const peer_credentials& peer() const noexcept { return peer_; }
 
-  /// True when a socket is held.
-  [[nodiscard]] bool valid() const noexcept { return socket_.valid(); }
+  /// True when a socket is held and the channel has not ended (no protocol error, no end of the
+  /// peer's messages received).
+  [[nodiscard]] bool valid() const noexcept { return socket_.valid() && !ended_.load(std::memory_order_acquire); }
 
-  /// True after send() / receive() noticed that the peer went away (the channel is then closed).
-  [[nodiscard]] bool peer_closed() const noexcept { return peer_closed_; }
+  /// True after send() / receive() noticed that the peer went away.
+  [[nodiscard]] bool peer_closed() const noexcept { return peer_closed_.load(std::memory_order_acquire); }
 
-  /// The socket (empty when the channel is closed).
+  /// The socket (empty when the channel is closed or has ended).
   /// Ownership: still owned by the channel; do not close it.
-  [[nodiscard]] os::borrowed_fd native() const noexcept { return socket_; }
+  [[nodiscard]] os::borrowed_fd native() const noexcept { return valid() ? os::borrowed_fd(socket_) : os::borrowed_fd(); }
 
-  /// Closes the socket now; the channel becomes empty. Messages the peer sent and this side did
+  /// Closes the socket now (also after the channel ended); the channel becomes empty. Not to be
+  /// called while another thread sends or receives. Messages the peer sent and this side did
   /// not read are discarded first (their fds closed), so the peer still receives everything this
   /// side sent before closing, then EOF (closing with unread messages would otherwise make the
   /// kernel report ECONNRESET to the peer ahead of them).
@@ -117,9 +135,13 @@ class channel {
   channel(os::unique_fd socket, peer_credentials peer) noexcept : socket_(std::move(socket)), peer_(peer) {}
   friend class listener;
 
+  // Ends the channel (a protocol error, the peer's end): shuts the socket down, keeps the fd.
+  void end() noexcept;
+
   os::unique_fd socket_;
   peer_credentials peer_;
-  bool peer_closed_ = false;
+  std::atomic<bool> ended_{false};
+  std::atomic<bool> peer_closed_{false};
 };
 
 /// The socket path a listener named `name` (and given no explicit path) binds, and subscribers

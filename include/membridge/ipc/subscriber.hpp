@@ -129,20 +129,23 @@ class subscriber {
 
  private:
   struct pending_buffer {
-    buffer_description description;
+    buffer_description description;   // chunks: the kept ones, then those received so far
+    std::size_t chunk_count = 0;      // chunks it has when complete
     std::size_t kept = 0;             // chunks kept from the committed state
     std::vector<os::unique_fd> fds;   // fds of the chunks after the kept ones, received so far
     bool is_new = false;
   };
   [[nodiscard]] result<std::optional<subscriber_event>> apply(message m);
-  [[nodiscard]] result<std::optional<subscriber_event>> apply_buffer(message m, bool is_new);
+  [[nodiscard]] result<std::optional<subscriber_event>> apply_header(message m, bool is_new);
+  [[nodiscard]] result<std::optional<subscriber_event>> apply_chunks(message m);
+  [[nodiscard]] result<std::optional<subscriber_event>> commit();
   [[nodiscard]] result<std::optional<subscriber_event>> apply_semaphore(message m);
   [[nodiscard]] bool name_taken(const std::string& name) const noexcept;
 
   channel channel_;
   std::vector<received_buffer> buffers_;
   std::vector<received_semaphore> semaphores_;
-  std::vector<pending_buffer> pending_;
+  std::optional<pending_buffer> pending_;  // the buffer whose chunks are arriving
   std::optional<std::uint64_t> last_frame_;
   std::optional<std::uint64_t> frame_at_join_;
   subscriber_role role_ = subscriber_role::observer;

@@ -16,7 +16,10 @@ namespace membridge::ipc {
 /// "MBRG" in the first four bytes of every message.
 inline constexpr std::uint32_t wire_magic = 0x4752424DU;
 /// The protocol version this build speaks; a peer with another version is refused.
-inline constexpr std::uint16_t wire_version = 1;
+/// Version 2: a buffer travels as a header (no chunk list, no fds) followed by `chunks` messages
+/// that carry only their own chunks and fds (version 1 repeated the whole chunk list with every
+/// 16 fds).
+inline constexpr std::uint16_t wire_version = 2;
 /// Bytes of the fixed header that starts every message.
 inline constexpr std::size_t header_size = 16;
 /// The largest payload a message may carry (bytes).
@@ -28,10 +31,11 @@ inline constexpr std::size_t max_fds_per_message = 16;
 enum class message_type : std::uint16_t {
   hello = 1,      ///< Subscriber -> publisher: first message after connecting.
   welcome = 2,    ///< Publisher -> subscriber: the answer to hello.
-  resource = 3,   ///< A published resource (buffer chunk list, semaphore) with its fds.
-  growth = 4,     ///< A buffer grew or shrank: its new chunks (fds) and sizes.
+  resource = 3,   ///< A published resource: a semaphore with its fd, or a buffer's header.
+  growth = 4,     ///< A buffer grew or shrank: its new header (sizes, chunk count).
   frame = 5,      ///< A frame number was produced.
   goodbye = 6,    ///< Either side: closing in order.
+  chunks = 7,     ///< The next chunks (offset, size) of the buffer whose header came last, with their fds.
 };
 
 /// The name of a message type, e.g. "resource"; "unknown" for other values.

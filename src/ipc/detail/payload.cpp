@@ -1,6 +1,11 @@
 #include "payload.hpp"
 
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <utility>
 
 namespace membridge::ipc::detail {
@@ -125,7 +130,7 @@ std::vector<std::byte> encode(const welcome_payload& p) {
   return w.take();
 }
 
-std::vector<std::byte> encode(const buffer_payload& p, bool with_kind) {
+std::vector<std::byte> encode(const buffer_header& p, bool with_kind) {
   writer w;
   if (with_kind) w.u8(static_cast<std::uint8_t>(resource_kind::buffer));
   const buffer_description& d = p.description;
@@ -137,13 +142,19 @@ std::vector<std::byte> encode(const buffer_payload& p, bool with_kind) {
   w.u64(d.size);
   w.u64(d.reserved_size);
   w.u64(d.generation);
-  w.u32(static_cast<std::uint32_t>(d.chunks.size()));
-  for (const buffer_chunk& c : d.chunks) {
+  w.u32(p.chunk_count);
+  w.u32(p.first_new_chunk);
+  return w.take();
+}
+
+std::vector<std::byte> encode(const chunk_batch& p) {
+  writer w;
+  w.u32(p.first_chunk);
+  w.u32(static_cast<std::uint32_t>(p.chunks.size()));
+  for (const buffer_chunk& c : p.chunks) {
     w.u64(c.offset);
     w.u64(c.size);
   }
-  w.u32(p.first_fd_chunk);
-  w.u32(p.fd_count);
   return w.take();
 }
 
@@ -200,10 +211,10 @@ result<resource_kind> peek_resource_kind(std::span<const std::byte> bytes) {
   return error(errc::protocol_error, "ipc::decode", "resource: unknown resource kind " + std::to_string(v));
 }
 
-result<buffer_payload> decode_buffer(std::span<const std::byte> bytes, bool with_kind, std::size_t fds_received) {
+result<buffer_header> decode_buffer_header(std::span<const std::byte> bytes, bool with_kind, std::size_t fds_received) {
   reader r(bytes, with_kind ? "buffer resource" : "growth");
   if (with_kind) read_kind(r, resource_kind::buffer);
-  buffer_payload p;
+  buffer_header p;
   buffer_description& d = p.description;
   d.name = r.str("name", max_name_size);
   d.device = r.uuid("device uuid");
@@ -213,28 +224,49 @@ result<buffer_payload> decode_buffer(std::span<const std::byte> bytes, bool with
   d.size = r.u64("size");
   d.reserved_size = r.u64("reserved size");
   d.generation = r.u64("generation");
+  p.chunk_count = r.u32("chunk count");
+  p.first_new_chunk = r.u32("first new chunk");
+  MEMBRIDGE_TRY(r.finish());
+  const auto refuse = [&](const std::string& why) {
+    return error(errc::protocol_error, "ipc::decode", "buffer '" + printable(d.name) + "': " + why);
+  };
+  if (!is_valid_resource_name(d.name)) return refuse("invalid name");
+  if (fds_received != 0) return refuse("its header came with " + std::to_string(fds_received) + " fds instead of 0");
+  if (p.chunk_count > max_chunks)
+    return refuse("chunk count " + std::to_string(p.chunk_count) + " over " + std::to_string(max_chunks));
+  if (p.first_new_chunk > p.chunk_count)
+    return refuse("first new chunk " + std::to_string(p.first_new_chunk) + " past its " + std::to_string(p.chunk_count) +
+                  " chunks");
+  if (with_kind && p.first_new_chunk != 0) return refuse("a new buffer whose chunks do not start at 0");
+  if (d.size > d.reserved_size)
+    return refuse("size " + std::to_string(d.size) + " over the reserved size " + std::to_string(d.reserved_size));
+  return p;
+}
+
+result<chunk_batch> decode_chunk_batch(std::span<const std::byte> bytes, std::size_t fds_received) {
+  reader r(bytes, "chunks");
+  chunk_batch p;
+  p.first_chunk = r.u32("first chunk");
   const std::uint32_t count = r.u32("chunk count");
-  if (count > max_chunks) r.fail("chunk count " + std::to_string(count) + " over " + std::to_string(max_chunks));
+  if (count == 0 || count > max_fds_per_message)
+    r.fail("chunk count " + std::to_string(count) + " outside 1.." + std::to_string(max_fds_per_message));
   if (!r.failed()) {
-    d.chunks.resize(count);
-    for (buffer_chunk& c : d.chunks) {
+    p.chunks.resize(count);
+    for (buffer_chunk& c : p.chunks) {
       c.offset = r.u64("chunk offset");
       c.size = r.u64("chunk size");
     }
   }
-  p.first_fd_chunk = r.u32("first fd chunk");
-  p.fd_count = r.u32("fd count");
   MEMBRIDGE_TRY(r.finish());
-  const std::string why = check(d);
-  if (!why.empty()) return error(errc::protocol_error, "ipc::decode", "buffer '" + d.name + "': " + why);
-  if (p.fd_count != fds_received)
+  if (count != fds_received)
     return error(errc::protocol_error, "ipc::decode",
-                 "buffer '" + d.name + "' names " + std::to_string(p.fd_count) + " fds, " + std::to_string(fds_received) +
-                     " came");
-  if (static_cast<std::uint64_t>(p.first_fd_chunk) + p.fd_count > d.chunks.size())
+                 "chunks: " + std::to_string(count) + " chunks came with " + std::to_string(fds_received) + " fds");
+  if (std::uint64_t{p.first_chunk} + count > max_chunks)
     return error(errc::protocol_error, "ipc::decode",
-                 "buffer '" + d.name + "': fds for chunks " + std::to_string(p.first_fd_chunk) + "+" +
-                     std::to_string(p.fd_count) + " past its " + std::to_string(d.chunks.size()) + " chunks");
+                 "chunks: chunks " + std::to_string(p.first_chunk) + "+" + std::to_string(count) + " past " +
+                     std::to_string(max_chunks));
+  for (const buffer_chunk& c : p.chunks)
+    if (c.size == 0) return error(errc::protocol_error, "ipc::decode", "chunks: a chunk of size 0");
   return p;
 }
 
@@ -248,7 +280,7 @@ result<semaphore_description> decode_semaphore(std::span<const std::byte> bytes,
   d.parameter = r.u64("parameter");
   MEMBRIDGE_TRY(r.finish());
   if (!is_valid_resource_name(d.name))
-    return error(errc::protocol_error, "ipc::decode", "semaphore: invalid name '" + d.name + "'");
+    return error(errc::protocol_error, "ipc::decode", "semaphore: invalid name '" + printable(d.name) + "'");
   if (fds_received != 1)
     return error(errc::protocol_error, "ipc::decode",
                  "semaphore '" + d.name + "' came with " + std::to_string(fds_received) + " fds instead of 1");
@@ -269,11 +301,78 @@ result<std::string> decode_goodbye(std::span<const std::byte> bytes) {
   return reason;
 }
 
+std::string handle_fd_problem(os::borrowed_fd fd) {
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return "an fd fstat refuses (errno " + std::to_string(errno) + ")";
+  const int flags = ::fcntl(fd.get(), F_GETFL);
+  if (flags >= 0 && (flags & O_PATH) != 0) return "an O_PATH fd";
+  switch (st.st_mode & S_IFMT) {
+    case S_IFDIR: return "a directory";
+    case S_IFSOCK: return "a socket";
+    case S_IFIFO: return "a pipe";
+    case S_IFBLK: return "a block device";
+    case S_IFLNK: return "a symbolic link";
+    case S_IFCHR:
+      if (major(st.st_rdev) == 1)
+        return "a memory device (char " + std::to_string(major(st.st_rdev)) + ":" + std::to_string(minor(st.st_rdev)) +
+               ", e.g. /dev/zero or /dev/null)";
+      return {};
+    default: return {};  // regular files (memfd, shm) and anonymous inodes
+  }
+}
+
+std::string printable(std::string_view text) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c < 0x7F && c != '\\') {
+      out.push_back(ch);
+    } else {
+      out += "\\x";
+      out.push_back(digits[c >> 4U]);
+      out.push_back(digits[c & 0xFU]);
+    }
+  }
+  return out;
+}
+
 message make_message(message_type type, std::vector<std::byte> payload) {
   message m;
   m.type = type;
   m.payload = std::move(payload);
   return m;
+}
+
+std::vector<outgoing_ptr> buffer_messages(message_type type, const buffer_description& d,
+                                          std::span<const shared_fd> fds, std::size_t first_new) {
+  std::vector<outgoing_ptr> out;
+  out.reserve(1 + (d.chunks.size() - first_new + max_fds_per_message - 1) / max_fds_per_message);
+  const bool resource = type == message_type::resource;
+  buffer_header h;
+  h.description.name = d.name;
+  h.description.device = d.device;
+  h.description.handles = d.handles;
+  h.description.format = d.format;
+  h.description.size = d.size;
+  h.description.reserved_size = d.reserved_size;
+  h.description.generation = d.generation;
+  h.chunk_count = static_cast<std::uint32_t>(d.chunks.size());
+  h.first_new_chunk = static_cast<std::uint32_t>(first_new);
+  out.push_back(std::make_shared<const outgoing>(outgoing{resource ? message_type::resource : message_type::growth,
+                                                          encode(h, resource), {}}));
+  for (std::size_t next = first_new; next < d.chunks.size(); next += max_fds_per_message) {
+    const std::size_t n = std::min(max_fds_per_message, d.chunks.size() - next);
+    chunk_batch b;
+    b.first_chunk = static_cast<std::uint32_t>(next);
+    b.chunks.assign(d.chunks.begin() + static_cast<std::ptrdiff_t>(next),
+                    d.chunks.begin() + static_cast<std::ptrdiff_t>(next + n));
+    outgoing m{message_type::chunks, encode(b), {}};
+    m.fds.assign(fds.begin() + static_cast<std::ptrdiff_t>(next), fds.begin() + static_cast<std::ptrdiff_t>(next + n));
+    out.push_back(std::make_shared<const outgoing>(std::move(m)));
+  }
+  return out;
 }
 
 }  // namespace membridge::ipc::detail
