@@ -75,8 +75,10 @@ json report(std::ostream& out, const run_info& info, const samples& s) {
   const bool met = !std::isnan(measured) && measured >= bandwidth_ratio_goal;
 
   // ---- text
-  out << "membridge Vulkan read benchmark on " << info.gpu_name << " (device " << info.ordinal << ", sm_"
-      << info.compute_capability << "), CUDA driver " << info.cuda_driver << ", runtime " << info.cuda_runtime
+  std::string sm = info.compute_capability;  // "9.0" -> sm_90
+  std::erase(sm, '.');
+  out << "membridge Vulkan read benchmark on " << info.gpu_name << " (device " << info.ordinal << ", sm_" << sm
+      << "), CUDA driver " << info.cuda_driver << ", runtime " << info.cuda_runtime
       << "\nVulkan " << info.vk_name << " (" << info.vk_driver << "), sparse binding "
       << (info.sparse_binding ? "yes" : "no") << ", timestampPeriod " << fixed(info.timestamp_period_ns, 3) << " ns, "
       << info.timestamp_valid_bits << " valid bits" << (info.quick ? "; --quick: a smoke run, not a measurement" : "")
