@@ -145,7 +145,8 @@ std::optional<int> parse_options(int argc, char** argv, options& opts) {
       ->check(CLI::Range(0.05, 10.0))
       ->capture_default_str();
   app.add_option("--viewed-rates", rates_text, "viewed: viewer rates in Hz, comma-separated")->capture_default_str();
-  app.add_option("--viewed-viewers", viewers_text, "viewed: viewers, comma-separated: handoff, direct, direct_host, copy")
+  app.add_option("--viewed-viewers", viewers_text,
+                 "viewed: viewers, comma-separated: handoff, direct, direct_host, copy")
       ->capture_default_str();
   app.add_option("--viewed-depth", opts.view.depth, "viewed: sim steps in flight at most")
       ->check(CLI::Range(2, 256))
@@ -430,7 +431,8 @@ bool finish_report(const session* s, const options& opts, const std::vector<conf
   for (const config_result& r : results)
     for (const std::string& failure : r.data_failures) std::cout << "DATA CHECK FAILED: " << failure << '\n';
   if (viewed)
-    for (const std::string& failure : viewed->result.data_failures) std::cout << "DATA CHECK FAILED: " << failure << '\n';
+    for (const std::string& failure : viewed->result.data_failures)
+      std::cout << "DATA CHECK FAILED: " << failure << '\n';
   const std::string line = report_json(s, opts, results, summaries, viewed, error)
                                .dump(-1, ' ', false, bench::json::error_handler_t::replace);
   std::cout << line << std::endl;

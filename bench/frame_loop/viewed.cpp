@@ -227,7 +227,8 @@ void viewer_loop(mailbox_viewer& v, viewer_kind kind, int rate_hz, run_state& st
       next += period;
       ++out.missed_ticks;
     }
-    if (f >= v.capacity()) throw bench_failure("the viewer ran out of frames (capacity " + std::to_string(v.capacity()) + ")");
+    if (f >= v.capacity())
+      throw bench_failure("the viewer ran out of frames (capacity " + std::to_string(v.capacity()) + ")");
     st.request.store(true, std::memory_order_release);
     const auto deadline = steady::now() + wait_timeout;
     while (st.published.load(std::memory_order_acquire) <= f) {
@@ -275,8 +276,9 @@ bool same_particles(std::span<const particles::particle> got, const std::vector<
                     const std::vector<std::uint64_t>& samples, const std::string& what, viewed_result& res) {
   for (std::size_t j = 0; j < want.size() && j < got.size(); ++j)
     if (std::memcmp(&got[j], &want[j], sizeof(particles::particle)) != 0) {
-      res.data_failures.push_back(what + ": particle " + std::to_string(samples[j]) + " differs from the CPU reference (" +
-                                  std::to_string(got[j].position.x) + " vs " + std::to_string(want[j].position.x) + ")");
+      res.data_failures.push_back(what + ": particle " + std::to_string(samples[j]) +
+                                  " differs from the CPU reference (x " + std::to_string(got[j].position.x) + " vs " +
+                                  std::to_string(want[j].position.x) + ")");
       return false;
     }
   return true;

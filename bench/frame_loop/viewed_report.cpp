@@ -15,7 +15,9 @@ double mean_of(const std::vector<double>& values) {
   return sum / static_cast<double>(values.size());
 }
 
-json finite_or_null(double value, int decimals) { return std::isfinite(value) ? json(rounded(value, decimals)) : json(nullptr); }
+json finite_or_null(double value, int decimals) {
+  return std::isfinite(value) ? json(rounded(value, decimals)) : json(nullptr);
+}
 
 std::string run_label(const viewed_run& run) {
   return std::string(viewer_kind_name(run.kind)) + " @ " + std::to_string(run.rate_hz) + " Hz";
@@ -56,7 +58,8 @@ viewed_summary summarize_viewed(const viewed_result& r) {
     x.tick_to_submit_us_p99 = percentile(run.tick_to_submit_us, 0.99);
     s.runs.push_back(x);
     const bool draws = run.kind != viewer_kind::handoff;
-    if (draws && run.rate_hz == viewed_goal_rate_hz && std::isfinite(x.ratio) && (!std::isfinite(best) || x.ratio > best)) {
+    const bool better = !std::isfinite(best) || x.ratio > best;
+    if (draws && run.rate_hz == viewed_goal_rate_hz && std::isfinite(x.ratio) && better) {
       best = x.ratio;
       s.goal_run = static_cast<int>(i);
     }
@@ -103,11 +106,13 @@ void print_viewed(std::ostream& out, const viewed_result& r, const viewed_summar
   }
   t.print(out);
   out << "  handoff = viewer only waits for the step, copies " << r.samples.size()
-      << " sampled particles and signals (no draw); direct = the graphics queue waits for the step and draws "
-         "the slot; direct_host = direct, submitted once the step is done (host wait); copy = the transfer queue waits and copies the slot into the viewer's buffer, the graphics "
-         "queue draws the copy\n";
+      << " sampled particles and signals (no draw);\n  direct = the graphics queue waits for the step and draws "
+         "the slot; direct_host = direct, submitted once the step is done (host wait);\n  copy = the transfer "
+         "queue waits and copies the slot into the viewer's buffer, the graphics queue draws the copy;\n"
+         "  handoff/frame = sim lost/frame - viewer GPU mean (what the handoff itself costs the sim)\n";
   out << "  data: " << r.frames_checked << " drawn frames' sampled particles (" << r.samples.size()
-      << " each) bitwise equal to step_cpu at their step" << (r.data_failures.empty() ? "" : " EXCEPT the failures below")
+      << " each) bitwise equal to step_cpu at their step"
+      << (r.data_failures.empty() ? "" : " EXCEPT the failures below")
       << "; last image lit pixels " << r.last_image_lit_pixels << "\n\n";
 }
 

@@ -208,7 +208,8 @@ void mailbox_viewer::record_samples(VkCommandBuffer cmd, VkBuffer from, VkDevice
   vk.vkCmdCopyBuffer(cmd, from, history_buffer_, static_cast<std::uint32_t>(regions.size()), regions.data());
   memory_barrier(vk, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
                  VK_ACCESS_HOST_READ_BIT);
-  vk.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, static_cast<std::uint32_t>(2 * frame + 1));
+  vk.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_,
+                         static_cast<std::uint32_t>(2 * frame + 1));
 }
 
 void mailbox_viewer::submit_graphics(VkCommandBuffer cmd, timeline_op wait, timeline_op signal, VkFence fence) const {
@@ -299,7 +300,7 @@ void mailbox_viewer::submit(viewer_kind kind, std::uint64_t frame, std::uint32_t
   const particles::semaphore_signal signals[] = {{release.semaphore, release.value}};
   const bool signal = kind != viewer_kind::copy && release.semaphore != VK_NULL_HANDLE;  // copy: the transfer signalled
   particles::submit_sync sync;
-  sync.signals = signal ? std::span<const particles::semaphore_signal>(signals) : std::span<const particles::semaphore_signal>{};
+  if (signal) sync.signals = signals;
   sync.extra_commands = std::span<const VkCommandBuffer>(&o.post, 1);
   ok_or_fail(s_->renderer.submit(r, sync), "particle_renderer::submit (viewer)");
 }
