@@ -1,0 +1,475 @@
+// membridge_bench_producer: a CUDA producer's per-frame host cost, frame_timeline's stream calls
+// (cuda_acquire, k kernel launches, cuda_release) against sync::producer_graph (one graph launch),
+// with a Vulkan consumer that keeps up, blocks of both paths interleaved, every frame's data checked.
+// See bench/README.md (membridge_bench_producer).
+#include "producer_kernels.cuh"
+
+#include "cuda_support.hpp"
+#include "stats.hpp"
+
+#include <membridge/cuda/device.hpp>
+#include <membridge/sync/frame_timeline.hpp>
+#include <membridge/sync/producer_graph.hpp>
+#include <membridge/sync/same_gpu.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <exception>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace membridge::bench::producer_bench {
+
+namespace {
+
+using steady = std::chrono::steady_clock;
+constexpr auto wait_limit = std::chrono::seconds(10);
+
+struct config {
+  std::uint64_t frames = 500;   // timed frames per block
+  std::uint64_t warmup = 50;    // frames before them in every block
+  int blocks = 4;               // blocks per path and k
+  std::uint32_t slots = 3;      // ring slots (frames in flight)
+  std::uint32_t slot_words = 4096;
+  std::vector<std::uint32_t> ks{1, 4};
+  int device = 0;
+  bool quick = false;
+  std::string json_path;
+};
+
+enum class path : std::uint8_t { stream = 0, graph = 1 };
+const char* path_name(path p) { return p == path::stream ? "stream calls" : "producer_graph"; }
+
+template <class T>
+T value_or_fail(result<T>&& r, const std::string& doing) {
+  if (!r) throw bench_failure(doing + ": " + r.error().message());
+  return std::move(r).value();
+}
+void ok_or_fail(const result<void>& r, const char* doing) {
+  if (!r) throw bench_failure(std::string(doing) + ": " + r.error().message());
+}
+
+/// Device memory of one k: the frame counter, the seed, an overflow count, the ring and the log.
+class frame_memory {
+ public:
+  frame_memory(const config& c, std::uint32_t k) : k_(k), log_frames_(c.warmup + c.frames) {
+    const std::size_t bytes = 64 + std::size_t{c.slots} * c.slot_words * 4 + log_frames_ * k * 4;
+    check_cuda(cudaMalloc(&base_, bytes), "cudaMalloc (frame memory)");
+    auto* p = static_cast<char*>(base_);
+    counter_ = reinterpret_cast<unsigned long long*>(p);
+    overflows_ = reinterpret_cast<unsigned long long*>(p + 8);
+    seed_ = reinterpret_cast<std::uint32_t*>(p + 16);
+    slots_ = reinterpret_cast<std::uint32_t*>(p + 64);
+    log_ = slots_ + std::size_t{c.slots} * c.slot_words;
+    slot_words_ = c.slot_words;
+    slot_count_ = c.slots;
+  }
+  frame_memory(const frame_memory&) = delete;
+  frame_memory& operator=(const frame_memory&) = delete;
+  ~frame_memory() { (void)cudaFree(base_); }
+
+  /// Step `step`'s arguments for a frame in `slot`.
+  [[nodiscard]] step_args args(std::uint32_t slot, std::uint32_t step) const {
+    step_args a;
+    a.frame_counter = counter_;
+    a.slot = slots_ + std::size_t{slot} * slot_words_;
+    a.slot_words = slot_words_;
+    a.log = log_;
+    a.log_frames = log_frames_;
+    a.overflows = overflows_;
+    a.step = step;
+    a.steps = k_;
+    a.seed = seed_;
+    return a;
+  }
+
+  /// Before a block: counter and overflows 0, the log and the slots cleared, a fresh seed.
+  void reset(std::uint32_t seed, cudaStream_t stream) {
+    check_cuda(cudaMemsetAsync(base_, 0, 64 + (std::size_t{slot_count_} * slot_words_ + log_frames_ * k_) * 4, stream),
+               "cudaMemsetAsync (frame memory)");
+    check_cuda(cudaMemcpyAsync(seed_, &seed, sizeof seed, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync (seed)");
+    check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize (frame memory reset)");
+  }
+
+  /// After a block of `total` frames whose first absolute frame is `first`: every frame's stamps in
+  /// the log, the counter at `total`, no overflow, each slot holding its last frame's last stamp.
+  void verify(std::uint32_t seed, std::uint64_t first, std::uint64_t total, const std::string& what) const {
+    unsigned long long head[2] = {0, 0};
+    check_cuda(cudaMemcpy(head, counter_, sizeof head, cudaMemcpyDeviceToHost), "cudaMemcpy (counter)");
+    if (head[0] != total || head[1] != 0)
+      throw bench_failure(what + ": the frame counter reads " + std::to_string(head[0]) + " (expected " +
+                          std::to_string(total) + "), " + std::to_string(head[1]) + " frames past the log");
+    std::vector<std::uint32_t> log(total * k_);
+    check_cuda(cudaMemcpy(log.data(), log_, log.size() * 4, cudaMemcpyDeviceToHost), "cudaMemcpy (log)");
+    std::uint64_t bad = 0;
+    std::uint64_t first_bad = total;
+    for (std::uint64_t i = 0; i < total; ++i)
+      for (std::uint32_t j = 0; j < k_; ++j)
+        if (log[i * k_ + j] != frame_stamp(seed, i, j)) {
+          ++bad;
+          first_bad = std::min(first_bad, i);
+        }
+    if (bad != 0)
+      throw bench_failure(what + ": " + std::to_string(bad) + " of " + std::to_string(log.size()) +
+                          " logged stamps are wrong (first in frame " + std::to_string(first_bad) + " of the block)");
+    std::vector<std::uint32_t> words(slot_words_);
+    for (std::uint32_t s = 0; s < slot_count_ && s < total; ++s) {
+      std::uint64_t last = total - 1;  // the block's last frame in slot s (slots follow absolute frames)
+      while ((first + last) % slot_count_ != s) --last;
+      check_cuda(cudaMemcpy(words.data(), slots_ + std::size_t{s} * slot_words_, slot_words_ * 4, cudaMemcpyDeviceToHost),
+                 "cudaMemcpy (slot)");
+      const std::uint32_t stamp = frame_stamp(seed, last, k_ - 1);
+      for (std::uint32_t w = 0; w < slot_words_; ++w)
+        if (words[w] != slot_word(stamp, w))
+          throw bench_failure(what + ": slot " + std::to_string(s) + " word " + std::to_string(w) +
+                              " is not the last frame's stamp");
+    }
+  }
+
+ private:
+  void* base_ = nullptr;
+  unsigned long long* counter_ = nullptr;
+  unsigned long long* overflows_ = nullptr;
+  std::uint32_t* seed_ = nullptr;
+  std::uint32_t* slots_ = nullptr;
+  std::uint32_t* log_ = nullptr;
+  std::uint32_t k_ = 1;
+  std::uint64_t log_frames_ = 0;
+  std::uint32_t slot_words_ = 0;
+  std::uint32_t slot_count_ = 0;
+};
+
+/// Counters the producer and consumer threads hand each other (host only, never the GPU).
+struct handoff {
+  std::atomic<std::uint64_t> enqueued{0};   // frames (of the block) the producer has enqueued
+  std::atomic<std::uint64_t> submitted{0};  // frames the consumer has submitted
+  std::atomic<bool> failed{false};
+
+  static void wait_for(const std::atomic<std::uint64_t>& counter, std::uint64_t value, const std::atomic<bool>& failed,
+                       const char* what) {
+    const auto deadline = steady::now() + wait_limit;
+    while (counter.load(std::memory_order_acquire) < value) {
+      if (failed.load(std::memory_order_acquire)) throw bench_failure(std::string("the other thread failed while ") + what);
+      if (steady::now() > deadline) throw bench_failure(std::string("timed out ") + what);
+      std::this_thread::yield();
+    }
+  }
+};
+
+struct block_result {
+  std::vector<double> host_us;  // producer-thread time per timed frame
+  double gpu_us = 0.0;          // GPU time per timed frame (CUDA events around the timed frames)
+};
+
+struct lane {  // one k
+  std::uint32_t k = 1;
+  double graph_create_us = 0.0;
+  std::vector<block_result> blocks[2];  // per path
+};
+
+class bench_run {
+ public:
+  bench_run(const config& c, const cuda::device& cu, const vulkan::device_context& vk)
+      : c_(c), cu_(cu), vk_(vk), queue_(vk.graphics_queue().queue) {
+    timeline_ = value_or_fail(sync::frame_timeline::create(vk, cu, {.slots = c.slots}), "sync::frame_timeline::create");
+    check_cuda(cudaEventCreate(&ev0_), "cudaEventCreate");
+    check_cuda(cudaEventCreate(&ev1_), "cudaEventCreate");
+  }
+  bench_run(const bench_run&) = delete;
+  bench_run& operator=(const bench_run&) = delete;
+  ~bench_run() {
+    (void)cudaEventDestroy(ev0_);
+    (void)cudaEventDestroy(ev1_);
+  }
+
+  /// Creates k's graphs (timed once) and memory.
+  void prepare(lane& l) {
+    memory_.push_back(std::make_unique<frame_memory>(c_, l.k));
+    const frame_memory& mem = *memory_.back();
+    const std::uint32_t k = l.k;
+    const auto t0 = steady::now();
+    graphs_.push_back(value_or_fail(
+        sync::producer_graph::create(cu_, timeline_,
+                                     [&mem, k](CUstream stream, std::uint32_t slot) -> result<void> {
+                                       for (std::uint32_t j = 0; j < k; ++j)
+                                         if (const cudaError_t rc = launch_frame_step(mem.args(slot, j), stream);
+                                             rc != cudaSuccess)
+                                           return error(errc::internal, "launch_frame_step", cuda_error_text(rc));
+                                       return ok();
+                                     }),
+        "sync::producer_graph::create (k = " + std::to_string(k) + ")"));
+    l.graph_create_us = std::chrono::duration<double, std::micro>(steady::now() - t0).count();
+  }
+
+  block_result run_block(std::size_t lane_index, std::uint32_t k, path p, std::uint32_t seed) {
+    frame_memory& mem = *memory_[lane_index];
+    sync::producer_graph& graph = graphs_[lane_index];
+    mem.reset(seed, stream_.get());
+    const std::uint64_t total = c_.warmup + c_.frames;
+    const std::uint64_t first = next_frame_;
+    handoff h;
+    block_result out;
+    out.host_us.reserve(c_.frames);
+    std::thread consumer([&] {
+      try {
+        for (std::uint64_t i = 0; i < total; ++i) {
+          handoff::wait_for(h.enqueued, i + 1, h.failed, "waiting for the producer to enqueue a frame");
+          // A renderer waits for the frame `slots` back before reusing its frame resources.
+          if (first + i >= c_.slots)
+            ok_or_fail(timeline_.wait_consumed(first + i - c_.slots, wait_limit), "frame_timeline::wait_consumed");
+          ok_or_fail(timeline_.submit(queue_, {}, first + i, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT),
+                     "frame_timeline::submit");
+          h.submitted.store(i + 1, std::memory_order_release);
+        }
+      } catch (...) {
+        consumer_error_ = std::current_exception();
+        h.failed.store(true, std::memory_order_release);
+      }
+    });
+    try {
+      for (std::uint64_t i = 0; i < total; ++i) {
+        const std::uint64_t n = first + i;
+        // The slot is free on the GPU once frame n - slots was consumed: wait on the host only until
+        // that frame's consumer submit exists (never for the GPU), as the GL benchmark's producer.
+        if (i >= c_.slots)
+          handoff::wait_for(h.submitted, i - c_.slots + 1, h.failed, "waiting for the consumer to submit a frame");
+        if (i == c_.warmup) check_cuda(cudaEventRecord(ev0_, stream_.get()), "cudaEventRecord");
+        const auto t0 = steady::now();
+        if (p == path::stream) {
+          ok_or_fail(timeline_.cuda_acquire(stream_.get(), n), "frame_timeline::cuda_acquire");
+          for (std::uint32_t j = 0; j < k; ++j)
+            check_cuda(launch_frame_step(mem.args(timeline_.slot(n), j), stream_.get()), "launch_frame_step");
+          ok_or_fail(timeline_.cuda_release(stream_.get(), n), "frame_timeline::cuda_release");
+        } else {
+          ok_or_fail(graph.launch(stream_.get(), n), "producer_graph::launch");
+        }
+        const auto t1 = steady::now();
+        if (i >= c_.warmup) out.host_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+        h.enqueued.store(i + 1, std::memory_order_release);
+      }
+      check_cuda(cudaEventRecord(ev1_, stream_.get()), "cudaEventRecord");
+    } catch (...) {
+      h.failed.store(true, std::memory_order_release);
+      consumer.join();
+      unblock();
+      throw;
+    }
+    consumer.join();
+    if (consumer_error_) {
+      unblock();
+      std::rethrow_exception(consumer_error_);
+    }
+    next_frame_ = first + total;
+    ok_or_fail(timeline_.wait_consumed(next_frame_ - 1, wait_limit), "frame_timeline::wait_consumed (end of block)");
+    check_cuda(cudaStreamSynchronize(stream_.get()), "cudaStreamSynchronize (end of block)");
+    const std::uint64_t produced = value_or_fail(timeline_.produced().value(), "timeline_semaphore::value (produced)");
+    if (produced != sync::frame_timeline::produced_value(next_frame_ - 1))
+      throw bench_failure("the produced semaphore reads " + std::to_string(produced) + " after frame " +
+                          std::to_string(next_frame_ - 1));
+    float ms = 0.0F;
+    check_cuda(cudaEventElapsedTime(&ms, ev0_, ev1_), "cudaEventElapsedTime");
+    out.gpu_us = static_cast<double>(ms) * 1000.0 / static_cast<double>(c_.frames);
+    mem.verify(seed, first, total, std::string(path_name(p)) + ", k = " + std::to_string(k));
+    return out;
+  }
+
+ private:
+  // After a failure: signal both semaphores far ahead from the host, so neither the CUDA stream nor
+  // the Vulkan queue is left waiting on a value nobody will signal (teardown would then hang).
+  void unblock() noexcept {
+    constexpr std::uint64_t far = std::uint64_t{1} << 40;
+    (void)timeline_.produced().signal(far);
+    (void)timeline_.consumed().signal(far);
+    (void)cudaStreamSynchronize(stream_.get());
+  }
+
+  const config& c_;
+  const cuda::device& cu_;
+  const vulkan::device_context& vk_;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  sync::frame_timeline timeline_;
+  cuda_stream stream_;
+  std::vector<std::unique_ptr<frame_memory>> memory_;
+  std::vector<sync::producer_graph> graphs_;  // destroyed before the timeline (declared after)
+  cudaEvent_t ev0_ = nullptr;
+  cudaEvent_t ev1_ = nullptr;
+  std::uint64_t next_frame_ = 0;
+  std::exception_ptr consumer_error_;
+};
+
+double p99(const std::vector<double>& v) { return percentile(v, 0.99); }
+
+std::vector<double> pooled(const std::vector<block_result>& blocks) {
+  std::vector<double> out;
+  for (const auto& b : blocks) out.insert(out.end(), b.host_us.begin(), b.host_us.end());
+  return out;
+}
+
+std::vector<double> gpu_per_block(const std::vector<block_result>& blocks) {
+  std::vector<double> out;
+  for (const auto& b : blocks) out.push_back(b.gpu_us);
+  return out;
+}
+
+// graph / stream per block pair (block i of each path ran next to each other).
+std::vector<double> paired_ratio(const lane& l, bool gpu) {
+  std::vector<double> out;
+  for (std::size_t i = 0; i < l.blocks[0].size() && i < l.blocks[1].size(); ++i) {
+    const double s = gpu ? l.blocks[0][i].gpu_us : median(l.blocks[0][i].host_us);
+    const double g = gpu ? l.blocks[1][i].gpu_us : median(l.blocks[1][i].host_us);
+    out.push_back(g / s);
+  }
+  return out;
+}
+
+int run(const config& c) {
+  open_runtime_device(c.device);
+  auto opened = cuda::device::open(c.device);
+  if (!opened) throw device_unavailable(opened.error().message());
+  const cuda::device cu = std::move(opened).value();
+  auto made = sync::create_vulkan_context_for(cu);
+  if (!made)
+    throw device_unavailable("no Vulkan device on CUDA device " + std::to_string(c.device) +
+                             " (the frame timeline's semaphores are Vulkan's): " + made.error().message());
+  const vulkan::device_context vk = std::move(made).value();
+  int driver_version = 0;
+  int runtime_version = 0;
+  check_cuda(cudaDriverGetVersion(&driver_version), "cudaDriverGetVersion");
+  check_cuda(cudaRuntimeGetVersion(&runtime_version), "cudaRuntimeGetVersion");
+
+  std::vector<lane> lanes;
+  {
+    bench_run b(c, cu, vk);
+    check_cuda(load_frame_step(), "cudaFuncGetAttributes (loading the frame step before capture)");
+    for (const std::uint32_t k : c.ks) {
+      lane l;
+      l.k = k;
+      b.prepare(l);
+      lanes.push_back(std::move(l));
+    }
+    // Interleaved: per block round, every k, both paths, the path that goes first alternating.
+    std::uint32_t seed = 0x9e3779b9U;
+    for (int r = 0; r < c.blocks; ++r)
+      for (std::size_t li = 0; li < lanes.size(); ++li)
+        for (int q = 0; q < 2; ++q) {
+          const path p = static_cast<path>((q + r) % 2);
+          seed = seed * 1664525U + 1013904223U;
+          lanes[li].blocks[static_cast<int>(p)].push_back(b.run_block(li, lanes[li].k, p, seed));
+        }
+  }
+
+  std::cout << "membridge producer benchmark on " << cu.name() << " (device " << c.device << "), Vulkan " << vk.name()
+            << ", CUDA driver " << driver_version << ", runtime " << runtime_version << "\n"
+            << c.blocks << " interleaved blocks per path and k, " << c.frames << " timed frames each after " << c.warmup
+            << " warm-up; " << c.slots << " slots; Vulkan consumer (empty submits on the graphics queue, waiting "
+            << "produced, signalling consumed); every frame's stamps checked\n";
+  text_table t({{"k"}, {"path"}, {"host us median", align::right}, {"p99", align::right}, {"p10", align::right},
+                {"GPU us/frame (median of blocks)", align::right}});
+  json lanes_json = json::array();
+  double worst_graph_host = 0.0;
+  double worst_gpu_ratio = 0.0;
+  for (const lane& l : lanes) {
+    json lj = {{"k", l.k}, {"graph_create_us", rounded(l.graph_create_us, 1)}};
+    for (int p = 0; p < 2; ++p) {
+      const auto host = pooled(l.blocks[p]);
+      const auto gpu = gpu_per_block(l.blocks[p]);
+      t.add_row({std::to_string(l.k), path_name(static_cast<path>(p)), fixed(median(host), 2), fixed(p99(host), 2),
+                 fixed(percentile(host, 0.1), 2), fixed(median(gpu), 1)});
+      json pj = to_json(summarize(host), 3);
+      pj["p99"] = rounded(p99(host), 3);
+      lj[p == 0 ? "stream" : "graph"] = {{"host_us", pj}, {"gpu_us_per_frame", to_json(summarize(gpu), 2)}};
+    }
+    const double host_ratio = median(paired_ratio(l, false));
+    const double gpu_ratio = median(paired_ratio(l, true));
+    lj["host_ratio_graph_over_stream"] = rounded(host_ratio, 4);
+    lj["gpu_ratio_graph_over_stream"] = rounded(gpu_ratio, 4);
+    lanes_json.push_back(lj);
+    worst_graph_host = std::max(worst_graph_host, median(pooled(l.blocks[1])));
+    worst_gpu_ratio = std::max(worst_gpu_ratio, gpu_ratio);
+  }
+  t.print(std::cout);
+  for (const lane& l : lanes)
+    std::cout << "  k = " << l.k << ": host graph/stream " << fixed(median(paired_ratio(l, false)), 3)
+              << ", GPU graph/stream " << fixed(median(paired_ratio(l, true)), 3)
+              << " (median of paired blocks); producer_graph::create " << fixed(l.graph_create_us, 0) << " us\n";
+
+  struct goal {
+    const char* key;
+    const char* what;
+    double target;
+    double measured;
+  };
+  const goal goals[] = {
+      {"producer_host_us_per_frame", "producer_graph host time per frame, median (worst k)", 5.0, worst_graph_host},
+      {"producer_gpu_ratio_graph_over_stream", "GPU time per frame graph / stream (informative, worst k)", 1.05,
+       worst_gpu_ratio},
+  };
+  std::cout << "\ngoals (reported, not enforced)\n";
+  json gj = json::object();
+  bool all = true;
+  for (const goal& g : goals) {
+    const bool met = !std::isnan(g.measured) && g.measured <= g.target;
+    std::cout << "  " << (met ? "met    " : "NOT MET") << "  " << g.what << " <= " << fixed(g.target, 2)
+              << ": measured " << fixed(g.measured, 3) << '\n';
+    gj[g.key] = {{"comparison", "<="}, {"target", g.target}, {"measured", rounded(g.measured, 4)}, {"met", met}};
+    all = all && met;
+  }
+  json j = {{"bench", "producer"},
+            {"device", cu.name()},
+            {"device_uuid", cu.uuid().to_string()},
+            {"vulkan_device", vk.name()},
+            {"driver_version", driver_version},
+            {"runtime_version", runtime_version},
+            {"config",
+             {{"frames", c.frames}, {"warmup", c.warmup}, {"blocks", c.blocks}, {"slots", c.slots},
+              {"slot_words", c.slot_words}, {"quick", c.quick}}},
+            {"lanes", lanes_json},
+            {"goals", gj},
+            {"all_goals_met", all},
+            {"data_checked", true}};
+  const std::string line = j.dump(-1, ' ', false, json::error_handler_t::replace);
+  std::cout << line << std::endl;
+  if (!c.json_path.empty()) {
+    std::ofstream file(c.json_path, std::ios::out | std::ios::trunc);
+    file << line << '\n';
+    if (!file.flush()) throw bench_failure("cannot write the JSON line to " + c.json_path);
+  }
+  return exit_ok;
+}
+
+}  // namespace
+
+}  // namespace membridge::bench::producer_bench
+
+int main(int argc, char** argv) {
+  using namespace membridge::bench;
+  producer_bench::config c;
+  CLI::App app{"membridge_bench_producer: producer-thread host time per frame, stream calls vs producer_graph"};
+  app.add_option("--frames", c.frames, "timed frames per block")->check(CLI::Range(10, 100000))->capture_default_str();
+  app.add_option("--warmup", c.warmup, "warm-up frames per block")->check(CLI::Range(5, 100000))->capture_default_str();
+  app.add_option("--blocks", c.blocks, "interleaved blocks per path and k")->check(CLI::Range(1, 100))->capture_default_str();
+  app.add_option("--slots", c.slots, "ring slots (frames in flight)")->check(CLI::Range(1, 8))->capture_default_str();
+  app.add_flag("--quick", c.quick, "a smoke run: 2 blocks of 100 frames after 20 warm-up");
+  app.add_option("--json", c.json_path, "also write the JSON line to FILE")->type_name("FILE");
+  app.add_option("--device", c.device, "CUDA device ordinal")->check(CLI::NonNegativeNumber)->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? exit_ok : exit_usage;
+  }
+  if (c.quick) {
+    c.frames = 100;
+    c.warmup = 20;
+    c.blocks = 2;
+  }
+  return run_main("membridge_bench_producer", [&c] { return producer_bench::run(c); });
+}
