@@ -7,10 +7,11 @@
 //  (b) a 1 GiB growth reaching the subscriber: grow() returned in the producer -> the subscriber's
 //      follow_growth and a kernel over the new range done (CLOCK_MONOTONIC, shared by both processes);
 //  (c) frame handoff from a CUDA producer thread to a Vulkan consumer: throughput and latency
-//      (produced -> consumed, seen by host waits) with the consumer in another process
-//      (sync::frame_publisher, import_into_vulkan, frame_timeline::import) versus the same Vulkan
-//      consumer in the producer's process (frame_timeline, mirror_in_vulkan); the same pair with a
-//      CUDA consumer runs too, for reference.
+//      (producer's release -> consumer done, CLOCK_MONOTONIC read in each process right before the
+//      release and right after the consumer's host wait; never negative, checked) with the consumer in
+//      another process (sync::frame_publisher, import_into_vulkan, frame_timeline::import) versus the
+//      same Vulkan consumer in the producer's process (frame_timeline, mirror_in_vulkan), unpaced and
+//      paced at 144 Hz (the latency goal); the unpaced pair with a CUDA consumer runs too, for reference.
 // Every buffer's and frame's data is checked.
 //
 // Prints tables, one line per goal and, last, one JSON line starting with {"bench":"ipc". Exit
@@ -66,9 +67,16 @@ std::optional<int> parse_options(int argc, char** argv, options& opts) {
   app.add_option("--frame-rounds", c.frames.rounds, "runs of each frame-handoff pipeline (their order alternates)")
       ->check(CLI::Range(1, 20))
       ->capture_default_str();
+  app.add_option("--pace-hz", c.frames.pace_hz, "paced frame-handoff runs: frames per second the producer starts (0: none)")
+      ->check(CLI::Range(0.0, 10000.0))
+      ->capture_default_str();
+  app.add_option("--paced-frames", c.frames.paced_frames, "measured frames per paced run")
+      ->check(CLI::Range(std::uint64_t{10}, std::uint64_t{100000}))
+      ->capture_default_str();
   bool vulkan_only = false;
   app.add_flag("--vulkan-only", vulkan_only, "frame handoff: skip the CUDA-consumer reference pipelines");
-  app.add_flag("--quick", c.quick, "a short run: 5 rounds, 500 frames after 100 warm-up, 1 frame round");
+  app.add_flag("--quick", c.quick,
+               "a short run: 5 rounds, 500 frames after 100 warm-up, paced 144 after 24, 1 frame round");
   app.add_option("--json", opts.json_path, "also write the JSON line to FILE")->type_name("FILE");
   app.add_option("--device", c.device, "CUDA device ordinal")->check(CLI::NonNegativeNumber)->capture_default_str();
   try {
@@ -81,6 +89,8 @@ std::optional<int> parse_options(int argc, char** argv, options& opts) {
     c.rounds = 5;
     c.frames.frames = 500;
     c.frames.warmup = 100;
+    c.frames.paced_frames = 144;
+    c.frames.paced_warmup = 24;
     c.frames.rounds = 1;
   }
   return std::nullopt;

@@ -17,6 +17,7 @@
 
 #include <membridge/os/unique_fd.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -200,7 +201,23 @@ void consume(const cuda::device& dev, const vulkan::device_context& vk, const pe
   done.wrong = r.wrong;
   done.t[0] = r.gpu_span_ns;
   done.t[1] = static_cast<std::int64_t>(r.gpu_span_frames);
+  done.t[2] = static_cast<std::int64_t>(q.total);
+  if (r.told_ns.size() != q.total || r.done_ns.size() != q.total)
+    throw bench_failure("the consumer's per-frame times do not cover the run");
   parent.send(done);
+  // The per-frame times follow in pieces (the parent computes the latencies against its release times).
+  std::uint32_t series = 0;
+  for (const std::vector<std::int64_t>* times : {&r.told_ns, &r.done_ns}) {
+    for (std::uint64_t first = 0; first < q.total; first += times_message::capacity) {
+      times_message piece;
+      piece.series = series;
+      piece.first = first;
+      piece.count = std::min<std::uint64_t>(times_message::capacity, q.total - first);
+      std::copy_n(times->begin() + static_cast<std::ptrdiff_t>(first), piece.count, piece.ns);
+      parent.send(piece);
+    }
+    ++series;
+  }
 }
 
 void serve(const cuda::device& dev, const vulkan::device_context& vk, const peer_link& parent) {

@@ -11,9 +11,15 @@
 // (a consumer in the producer's own CUDA context pays no context switch) run too, for reference.
 //
 // Throughput: measured frames over the host time from the producer enqueuing the first measured
-// frame to the last frame's `consumed` value. Latency per frame: `produced` reached -> `consumed`
-// reached, both seen by host waits (CLOCK_MONOTONIC) of two monitor threads in this process, the
-// same for every pipeline (a Vulkan consumer cannot read the producer's %globaltimer clock).
+// frame to the last frame's `consumed` value. Latency per frame n, on CLOCK_MONOTONIC (one clock for
+// every process on the machine), the same for every pipeline: the producer thread reads the clock
+// right before it enqueues cuda_release(n) ("release"); the consumer reads it when its consume(n)
+// begins ("told": it learnt of frame n), and a done_monitor thread in the consumer's process reads
+// it right after its host wait for the consumer's work on frame n returns ("done"). Each reading
+// causally follows the one before it (the consumer is told after the release was enqueued, its work
+// waits for the release's signal and is submitted after it was told), so no part can be negative
+// whatever the threads' scheduling: a negative one fails the run. Paced runs start one frame every
+// 1 / pace_hz s (144 Hz: 6.944 ms), as a renderer's producer would; unpaced ones as fast as possible.
 #include "ipc/parts.hpp"
 #include "ipc/vulkan_consumer.hpp"
 
@@ -26,7 +32,9 @@
 #include <membridge/sync/ipc_buffers.hpp>
 #include <membridge/sync/vulkan_mirror.hpp>
 
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <condition_variable>
 #include <cstdio>
 #include <mutex>
@@ -99,7 +107,15 @@ void frame_subscription::follow(std::uint64_t total, const std::function<void(st
 
 cuda_frame_consumer::cuda_frame_consumer(const cuda::device& dev, const frame_subscription& sub, std::uint64_t total,
                                          std::uint64_t warmup)
-    : total_(total), warmup_(warmup), slots_(sub.slot_count()), first_(sub.first_frame()) {
+    : total_(total),
+      warmup_(warmup),
+      slots_(sub.slot_count()),
+      first_(sub.first_frame()),
+      device_(dev.ordinal()),
+      told_(total, 0),
+      events_(total),
+      done_(sub.first_frame(), total,
+            [this](std::uint64_t m, const std::atomic<bool>& stop) { return wait_done(m, stop); }) {
   view_ = value_or_fail(sync::import_into_cuda(dev, sub.slots_buffer()), "consumer: import_into_cuda");
   if (view_.size() < slots_ * slot_bytes)
     throw bench_failure("consumer: the slots buffer holds fewer than " + std::to_string(slots_) + " slots");
@@ -117,6 +133,7 @@ cuda_frame_consumer::cuda_frame_consumer(const cuda::device& dev, const frame_su
 void cuda_frame_consumer::consume(std::uint64_t m) {
   if (m < first_) return;
   if (m >= total_) throw bench_failure("consumer: frame " + std::to_string(m) + " was never asked for");
+  told_[m] = monotonic_ns();
   const char* slot = view_.data<char>() + (m % slots_) * slot_bytes;
   ok_or_fail(produced_.wait(stream_.get(), m + 1), "consumer: waiting for 'produced'");
   check_cuda(gpu::check_stamped_frame(reinterpret_cast<const std::uint64_t*>(slot),
@@ -124,7 +141,43 @@ void cuda_frame_consumer::consume(std::uint64_t m) {
                                       log_.get<std::uint64_t>() + 2 * m, errors_.get<unsigned long long>(), stream_.get()),
              "check_stamped_frame");
   ok_or_fail(consumed_.signal(stream_.get(), m + 1), "consumer: signalling 'consumed'");
+  check_cuda(cudaEventRecord(events_[m], stream_.get()), "cudaEventRecord (consumer done)");
+  {
+    const std::lock_guard guard(recorded_lock_);
+    recorded_ = m + 1;
+  }
+  recorded_changed_.notify_one();
   r_.note(m);
+}
+
+bool cuda_frame_consumer::wait_done(std::uint64_t m, const std::atomic<bool>& stop) {
+  if (!device_set_) {
+    check_cuda(cudaSetDevice(device_), "cudaSetDevice (consumer's done monitor)");
+    device_set_ = true;
+  }
+  auto deadline = std::chrono::steady_clock::now() + wait_timeout;
+  {
+    std::unique_lock guard(recorded_lock_);
+    while (recorded_ <= m) {
+      if (stop.load()) return false;
+      if (std::chrono::steady_clock::now() >= deadline)
+        throw bench_failure("frame " + std::to_string(m) + " was not consumed within " +
+                            std::to_string(wait_timeout.count()) + " s");
+      recorded_changed_.wait_for(guard, std::chrono::milliseconds(50));
+    }
+  }
+  // Poll the frame's event (as a spinning cudaEventSynchronize would, but able to give up).
+  deadline = std::chrono::steady_clock::now() + wait_timeout;
+  for (;;) {
+    const cudaError_t rc = cudaEventQuery(events_[m]);
+    if (rc == cudaSuccess) return true;
+    if (rc != cudaErrorNotReady) check_cuda(rc, "cudaEventQuery (consumer done)");
+    if (stop.load()) return false;
+    if (std::chrono::steady_clock::now() >= deadline)
+      throw bench_failure("the consumer's work on frame " + std::to_string(m) + " did not finish within " +
+                          std::to_string(wait_timeout.count()) + " s");
+    std::this_thread::yield();
+  }
 }
 
 consumer_result cuda_frame_consumer::finish() {
@@ -136,6 +189,8 @@ consumer_result cuda_frame_consumer::finish() {
   std::vector<std::int64_t> starts(total_);
   for (std::uint64_t m = 0; m < total_; ++m) starts[m] = static_cast<std::int64_t>(host[2 * m]);
   r.set_span(starts, warmup_);
+  r.done_ns = done_.take();
+  r.told_ns = told_;
   return r;
 }
 
@@ -254,50 +309,25 @@ bool wait_frame(const sync::frame_timeline& timeline, bool consumed, std::uint64
   }
 }
 
-/// A thread that timestamps (CLOCK_MONOTONIC) the host wait for every frame's `produced` or
-/// `consumed` value reaching it; 0 for frames it never saw.
-class signal_monitor {
- public:
-  signal_monitor(const sync::frame_timeline& timeline, bool consumed, std::uint64_t total, run_stop& stop)
-      : times_(total, 0) {
-    thread_ = std::jthread([this, &timeline, consumed, total, &stop] {
-      try {
-        for (std::uint64_t n = 0; n < total; ++n) {
-          if (!wait_frame(timeline, consumed, n, stop)) return;
-          times_[n] = monotonic_ns();
-          heartbeat();
-        }
-      } catch (const std::exception& e) {
-        stop.fail(std::string(consumed ? "consumed" : "produced") + " monitor: " + e.what());
-      }
-    });
-  }
-  /// The times, after the thread ended.
-  [[nodiscard]] std::vector<std::int64_t> take() {
-    thread_.join();
-    return std::move(times_);
-  }
-
- private:
-  std::vector<std::int64_t> times_;
-  std::jthread thread_;  // last: joined before times_ goes
-};
-
 /// The producer on a thread of its own (ARCHITECTURE.md 7: a stream that waits on an external
-/// semaphore blocks kernel launches on the host): per frame n cuda_acquire, frame_step writes n to
-/// every word of the slot, stamp_frame writes the header {n, %globaltimer}, cuda_release, then
-/// announce(n). A failure stops the run. Destruction stops the run if still going and joins.
+/// semaphore blocks kernel launches on the host): per frame n (paced: not before start + n * period)
+/// cuda_acquire, frame_step writes n to every word of the slot, stamp_frame writes the header
+/// {n, %globaltimer}, the release time is read, cuda_release, then announce(n). A failure stops the
+/// run. Destruction stops the run if still going and joins.
 class producer_thread {
  public:
   producer_thread(int device, const sync::frame_timeline& timeline, cuda::growable_buffer& buffer,
-                  const frames_config& config, std::function<void(std::uint64_t)> announce, run_stop& stop)
-      : stop_(stop) {
-    thread_ = std::jthread([this, device, &timeline, &buffer, config, announce = std::move(announce)] {
+                  const frames_config& config, std::int64_t period_ns, std::function<void(std::uint64_t)> announce,
+                  run_stop& stop)
+      : stop_(stop), release_ns_(config.warmup + config.frames, 0) {
+    thread_ = std::jthread([this, device, &timeline, &buffer, config, period_ns, announce = std::move(announce)] {
       try {
         MEMBRIDGE_IPC_BENCH_CUDA(cudaSetDevice(device));
         const cuda_stream stream;
         const std::uint64_t total = config.warmup + config.frames;
+        const std::int64_t paced_from = monotonic_ns();
         for (std::uint64_t n = 0; n < total && !stop_.stopped(); ++n) {
+          if (period_ns > 0) sleep_until_ns(paced_from + static_cast<std::int64_t>(n) * period_ns);
           if (n == config.warmup) start_ns_.store(monotonic_ns());
           char* slot = buffer.data<char>() + static_cast<std::size_t>(timeline.slot(n)) * slot_bytes;
           ok_or_fail(timeline.cuda_acquire(stream.get(), n), "cuda_acquire");
@@ -305,8 +335,10 @@ class producer_thread {
                                      static_cast<std::uint32_t>(n), nullptr, -1, nullptr, stream.get()),
                      "frame_step");
           check_cuda(gpu::stamp_frame(reinterpret_cast<std::uint64_t*>(slot), n, stream.get()), "stamp_frame");
+          release_ns_[n] = monotonic_ns();  // before the release is enqueued: no consumer can be done earlier
           ok_or_fail(timeline.cuda_release(stream.get(), n), "cuda_release");
           announce(n);
+          heartbeat();
         }
         wait_stream(stream.get(), "the producer's stream");
       } catch (const std::exception& e) {
@@ -328,9 +360,12 @@ class producer_thread {
   }
   /// Marks the run as finished normally (the destructor then only joins).
   void finished() noexcept { done_ = true; }
+  /// Per frame, CLOCK_MONOTONIC right before its cuda_release was enqueued (0: not produced); after join().
+  [[nodiscard]] const std::vector<std::int64_t>& release_times() const noexcept { return release_ns_; }
 
  private:
   run_stop& stop_;
+  std::vector<std::int64_t> release_ns_;
   std::atomic<std::int64_t> start_ns_{0};
   bool done_ = false;
   std::jthread thread_;  // last: joined before the rest goes
@@ -340,9 +375,10 @@ class producer_thread {
 struct pipeline {
   consumer_api api = consumer_api::vulkan;
   bool cross = false;
+  bool paced = false;
   [[nodiscard]] std::string name() const {
     return std::string(api == consumer_api::vulkan ? "Vulkan" : "CUDA") + " consumer, " +
-           (cross ? "cross-process" : "single process");
+           (cross ? "cross-process" : "single process") + (paced ? ", paced" : "");
   }
 };
 
@@ -358,6 +394,20 @@ consumer_result child_result(const child_process& child, const std::string& what
   seen.wrong = done.wrong;
   seen.gpu_span_ns = done.t[0];
   seen.gpu_span_frames = static_cast<std::uint64_t>(done.t[1]);
+  // Then the per-frame times, in pieces (series 0: told, 1: done).
+  const auto frames = static_cast<std::uint64_t>(done.t[2]);
+  if (frames > 1'000'000) throw bench_failure(what + ": the child announced " + std::to_string(frames) + " frame times");
+  for (std::vector<std::int64_t>* series : {&seen.told_ns, &seen.done_ns}) {
+    series->assign(frames, 0);
+    for (std::uint64_t first = 0; first < frames;) {
+      const auto piece = child.channel().receive<times_message>(msg_kind::times);
+      if (piece.series != (series == &seen.told_ns ? 0U : 1U) || piece.first != first || piece.count == 0 ||
+          piece.count > times_message::capacity || piece.count > frames - first)
+        throw bench_failure(what + ": the child's frame times came out of order");
+      std::copy_n(piece.ns, piece.count, series->begin() + static_cast<std::ptrdiff_t>(first));
+      first += piece.count;
+    }
+  }
   return seen;
 }
 
@@ -365,7 +415,13 @@ consumer_result child_result(const child_process& child, const std::string& what
 /// single-process Vulkan consumer, which uses its own frame_timeline as a one-process viewer
 /// would), the consumer, warmup + frames frames.
 frame_run run_one(const vulkan::device_context& vk, const cuda::device& dev, const child_process& child,
-                  const std::string& socket_path, const frames_config& config, pipeline p, const std::string& what) {
+                  const std::string& socket_path, const frames_config& base, pipeline p, const std::string& what) {
+  frames_config config = base;
+  if (p.paced) {
+    config.frames = base.paced_frames;
+    config.warmup = base.paced_warmup;
+  }
+  const std::int64_t period_ns = p.paced ? std::llround(1e9 / base.pace_hz) : 0;
   const std::uint64_t total = config.warmup + config.frames;
   set_phase(what + ": setting up");
   auto buffer = value_or_fail(cuda::growable_buffer::create(dev, {.size = frame_slots * slot_bytes, .max_size = 64_MiB}),
@@ -437,9 +493,7 @@ frame_run run_one(const vulkan::device_context& vk, const cuda::device& dev, con
 
   set_phase(what + ": producing");
   run_stop stop(timeline);
-  signal_monitor produced_at(timeline, false, total, stop);
-  signal_monitor consumed_at(timeline, true, total, stop);
-  producer_thread producer(dev.ordinal(), timeline, buffer, config, std::move(announce), stop);
+  producer_thread producer(dev.ordinal(), timeline, buffer, config, period_ns, std::move(announce), stop);
   if (local_vulkan) {
     try {
       for (std::uint64_t m = 0; m < total && told.wait_for(m, stop); ++m) {
@@ -458,8 +512,6 @@ frame_run run_one(const vulkan::device_context& vk, const cuda::device& dev, con
   }
   const std::int64_t t_start = producer.join();
   producer.finished();
-  const std::vector<std::int64_t> produced_ns = produced_at.take();
-  const std::vector<std::int64_t> consumed_ns = consumed_at.take();
   stop.throw_if_stopped();
 
   consumer_result seen;
@@ -482,8 +534,7 @@ frame_run run_one(const vulkan::device_context& vk, const cuda::device& dev, con
   run.frames_per_s = static_cast<double>(config.frames) / (static_cast<double>(t_end - t_start) * 1e-9);
   run.gpu_interval_us =
       seen.gpu_span_frames == 0 ? 0.0 : us(seen.gpu_span_ns) / static_cast<double>(seen.gpu_span_frames);
-  for (std::uint64_t n = config.warmup; n < total; ++n)
-    if (produced_ns[n] != 0 && consumed_ns[n] != 0) run.latency_us.push_back(us(consumed_ns[n] - produced_ns[n]));
+  add_latencies(run, producer.release_times(), seen, config.warmup, total, what);
   return run;
 }
 
@@ -496,6 +547,11 @@ frames_results run_frames(const vulkan::device_context& vk, const cuda::device& 
     order.push_back({consumer_api::cuda, true});
     order.push_back({consumer_api::cuda, false});
   }
+  if (config.pace_hz > 0) {
+    // The latency goal's pair, paced: adjacent, like the unpaced Vulkan pair.
+    order.push_back({consumer_api::vulkan, true, true});
+    order.push_back({consumer_api::vulkan, false, true});
+  }
   frames_results out;
   for (int round = 0; round < config.rounds; ++round) {
     // Every other round runs the pipelines in reverse order, so drift hits each alike; the two
@@ -504,8 +560,9 @@ frames_results run_frames(const vulkan::device_context& vk, const cuda::device& 
       const pipeline p = order[round % 2 == 0 ? k : order.size() - 1 - k];
       const std::string what = "frames, " + p.name() + ", round " + std::to_string(round + 1);
       frame_run run = run_one(vk, dev, child, socket_path, config, p, what);
-      auto& into = p.api == consumer_api::vulkan ? (p.cross ? out.vulkan_cross : out.vulkan_single)
-                                                 : (p.cross ? out.cuda_cross : out.cuda_single);
+      auto& into = p.paced                         ? (p.cross ? out.vulkan_cross_paced : out.vulkan_single_paced)
+                   : p.api == consumer_api::vulkan ? (p.cross ? out.vulkan_cross : out.vulkan_single)
+                                                   : (p.cross ? out.cuda_cross : out.cuda_single);
       into.push_back(std::move(run));
     }
   }

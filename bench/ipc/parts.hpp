@@ -12,10 +12,14 @@
 #include <membridge/ipc/subscriber.hpp>
 #include <membridge/vulkan/device_context.hpp>
 
+#include <atomic>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace membridge::bench::ipc_bench {
@@ -44,6 +48,7 @@ inline constexpr const char* slots_name = "slots";
 inline constexpr double attach_ratio_goal = 1.2;         // membridge 1-chunk attach / legacy CUDA IPC attach, <=
 inline constexpr double growth_latency_goal_ms = 1.0;    // grow() returned -> subscriber's kernel done, <=
 inline constexpr double frame_throughput_goal = 0.9;     // cross-process / single-process frames/s, >=
+inline constexpr double latency_p99_goal_ms = 1.0;       // cross-process handoff latency p99 at 144 Hz paced, <=
 
 // ----------------------------------------------------------------------------------- (a) attach ---
 
@@ -86,10 +91,13 @@ struct growth_sample {
 
 /// How (c) runs.
 struct frames_config {
-  std::uint64_t frames = 2000;  ///< Measured frames per run.
+  std::uint64_t frames = 2000;  ///< Measured frames per unpaced run.
   std::uint64_t warmup = 200;   ///< Frames before them (not measured).
   int rounds = 3;               ///< Runs of each pipeline; their order rotates.
   bool cuda_consumers = true;   ///< Also run the CUDA-consumer pipelines (not part of the goal).
+  double pace_hz = 144.0;             ///< Paced runs: the producer starts one frame every 1/pace_hz s (0: none).
+  std::uint64_t paced_frames = 576;   ///< Measured frames per paced run (576 = 4 s at 144 Hz).
+  std::uint64_t paced_warmup = 36;    ///< Frames before them.
 };
 
 /// What a consumer saw in one run.
@@ -101,12 +109,55 @@ struct consumer_result {
   unsigned long long wrong = 0;       ///< Words (and headers) that did not hold their frame.
   std::int64_t gpu_span_ns = 0;       ///< GPU time of the consumer's last frame - of its first measured one.
   std::uint64_t gpu_span_frames = 0;  ///< Frames in that span (0: no GPU times).
+  /// Per frame (index = frame, 0 = not seen), CLOCK_MONOTONIC ns in the consumer's process: when the
+  /// consumer was told of the frame (its consume() call began), and when a host wait there returned
+  /// after the consumer's work on the frame completed.
+  std::vector<std::int64_t> told_ns;
+  std::vector<std::int64_t> done_ns;
 
   /// Counts frame `m` as consumed, checking the order.
   void note(std::uint64_t m);
   /// Sets the span from one GPU time (ns) per frame, 0 for frames without one; frames before
   /// `warmup` are not measured.
   void set_span(const std::vector<std::int64_t>& gpu_ns, std::uint64_t warmup);
+};
+
+/// A thread in the consumer's process that, for frames first .. total - 1 in order, waits on the host
+/// until the consumer's work on the frame completed and reads CLOCK_MONOTONIC right after the wait
+/// returns ("consumer done"). `wait_done(m, stop)` returns true when frame m is done, false when
+/// `stop` was set; it throws on an error or when nothing moves for wait_timeout. A thread that falls
+/// behind only makes later times larger, never earlier.
+class done_monitor {
+ public:
+  using wait_fn = std::function<bool(std::uint64_t m, const std::atomic<bool>& stop)>;
+  done_monitor(std::uint64_t first, std::uint64_t total, wait_fn wait_done);
+  done_monitor(const done_monitor&) = delete;
+  done_monitor& operator=(const done_monitor&) = delete;
+  /// Stops the thread (if still running) and joins it.
+  ~done_monitor();
+  /// Joins the thread (it ends after frame total - 1) and returns the times (0: frame not seen);
+  /// throws bench_failure with the thread's error if it failed.
+  [[nodiscard]] std::vector<std::int64_t> take();
+
+ private:
+  std::vector<std::int64_t> times_;
+  std::atomic<bool> stop_{false};
+  std::mutex lock_;
+  std::string failure_;  // guarded by lock_
+  std::jthread thread_;  // last: joined before the rest goes
+};
+
+/// CUDA events, one per frame (cudaEventDisableTiming), destroyed with the object.
+class frame_events {
+ public:
+  explicit frame_events(std::uint64_t count);
+  frame_events(const frame_events&) = delete;
+  frame_events& operator=(const frame_events&) = delete;
+  ~frame_events();
+  [[nodiscard]] cudaEvent_t operator[](std::uint64_t i) const { return events_[i]; }
+
+ private:
+  std::vector<cudaEvent_t> events_;
 };
 
 /// A consumer's subscription to the frame_publisher at `path`: joins as subscriber_role::consumer
@@ -135,7 +186,8 @@ class frame_subscription {
 /// The CUDA consumer: imports the subscription's buffer and both semaphores into CUDA;
 /// consume(m) enqueues, on its own stream, a wait for produced >= m + 1, check_stamped_frame on
 /// slot m % slots (every word, the header; %globaltimer at its start) and the signal consumed = m + 1.
-/// No host wait. finish() waits for its stream and gathers the results.
+/// No host wait in consume(): it records an event per frame after the signal, which a done_monitor
+/// waits for (the consumer's "done" time). finish() waits for its stream and gathers the results.
 class cuda_frame_consumer {
  public:
   cuda_frame_consumer(const cuda::device& dev, const frame_subscription& sub, std::uint64_t total, std::uint64_t warmup);
@@ -143,6 +195,9 @@ class cuda_frame_consumer {
   [[nodiscard]] consumer_result finish();
 
  private:
+  /// The done_monitor's wait for frame m: until consume(m) recorded its event, then until it completed.
+  bool wait_done(std::uint64_t m, const std::atomic<bool>& stop);
+
   cuda::imported_buffer view_;
   cuda::external_semaphore produced_;
   cuda::external_semaphore consumed_;
@@ -154,22 +209,46 @@ class cuda_frame_consumer {
   std::uint64_t warmup_ = 0;
   std::uint64_t slots_ = 0;
   std::uint64_t first_ = 0;
+  int device_ = 0;
+  bool device_set_ = false;  // the done monitor's thread made device_ current
+  std::vector<std::int64_t> told_;
+  frame_events events_;
+  std::mutex recorded_lock_;
+  std::condition_variable recorded_changed_;
+  std::uint64_t recorded_ = 0;  // frames whose event is recorded (guarded by recorded_lock_)
+  done_monitor done_;            // last: stopped and joined before the rest goes
 };
 
-/// One run of one pipeline.
+/// One run of one pipeline. Latency per measured frame n, all CLOCK_MONOTONIC (one clock for every
+/// process on the machine), each part >= 0 by causality (checked: a negative one fails the run):
+///   release:  the producer thread's clock read right before it enqueues cuda_release(n);
+///   told:     the consumer's consume(n) began (it learnt of frame n: announcement or in-memory);
+///   done:     the consumer's done_monitor woke from its host wait on frame n's completion.
 struct frame_run {
   double frames_per_s = 0;         ///< Measured frames / host time from enqueuing the first one to consumed.
   double gpu_interval_us = 0;      ///< Mean interval between the consumer's per-frame GPU times (0: none).
-  std::vector<double> latency_us;  ///< Per measured frame: produced reached -> consumed reached (host waits).
+  std::vector<double> latency_us;  ///< Per measured frame: release -> done.
+  std::vector<double> delivery_us; ///< Per measured frame: release -> told (the announcement's way).
+  std::vector<double> consumer_us; ///< Per measured frame: told -> done (submit, GPU wait and work, wake).
   std::uint64_t frames_seen = 0;   ///< Frames the consumer consumed (of warmup + frames).
 };
 
-/// The four pipelines, `rounds` runs each (empty for the CUDA ones when not asked for).
+/// Adds run's latencies (frame_run's definitions) for the measured frames warmup .. total - 1 from
+/// the producer's release times and the consumer's told and done times; throws bench_failure when a
+/// part is negative (the method would be wrong) or fewer than 90% of the measured frames have all
+/// three times (a frame the consumer skipped has none).
+void add_latencies(frame_run& run, const std::vector<std::int64_t>& release_ns, const consumer_result& seen,
+                   std::uint64_t warmup, std::uint64_t total, const std::string& what);
+
+/// The pipelines, `rounds` runs each (empty for the CUDA ones when not asked for, and for the paced
+/// ones when pace_hz is 0).
 struct frames_results {
   std::vector<frame_run> vulkan_cross;   ///< Vulkan consumer in the child process (imported memory and timeline).
   std::vector<frame_run> vulkan_single;  ///< Vulkan consumer in this process (mirror_in_vulkan, the same timeline).
   std::vector<frame_run> cuda_cross;     ///< CUDA consumer in the child process.
   std::vector<frame_run> cuda_single;    ///< CUDA consumer enqueued by the producer's thread, this process.
+  std::vector<frame_run> vulkan_cross_paced;   ///< vulkan_cross with the producer paced at pace_hz.
+  std::vector<frame_run> vulkan_single_paced;  ///< vulkan_single with the producer paced at pace_hz.
 };
 
 /// Runs (c). `vk` is this process's Vulkan device on `dev`'s GPU.

@@ -40,26 +40,78 @@ std::vector<double> column(const std::vector<Row>& rows, Pick pick) {
   return out;
 }
 
-/// One pipeline of (c) over its runs.
+/// One pipeline of (c) over its runs. Latency parts pool every measured frame of every run.
 struct pipeline_digest {
+  bool ran = false;
   summary fps;           // per run
   summary gpu_interval;  // per run
-  summary latency;       // every measured frame of every run
+  summary latency;       // release -> done
+  summary delivery;      // release -> told
+  summary consumer;      // told -> done
   double latency_p99 = 0.0;
+  double delivery_p99 = 0.0;
+  double consumer_p99 = 0.0;
+  // The tail: the frames whose latency is at or above the p99, and how it split.
+  std::size_t tail_frames = 0;
+  double tail_delivery_median = 0.0;
+  double tail_consumer_median = 0.0;
+  double max_delivery = 0.0;  // the split of the slowest frame
+  double max_consumer = 0.0;
   std::uint64_t frames_seen_min = 0;
 };
 
 pipeline_digest digest_runs(const std::vector<frame_run>& runs) {
   pipeline_digest d;
+  d.ran = !runs.empty();
   d.fps = summarize(column(runs, [](const frame_run& x) { return x.frames_per_s; }));
   d.gpu_interval = summarize(column(runs, [](const frame_run& x) { return x.gpu_interval_us; }));
-  std::vector<double> all;
-  for (const frame_run& r : runs) all.insert(all.end(), r.latency_us.begin(), r.latency_us.end());
-  d.latency = summarize(all);
-  d.latency_p99 = percentile(all, 0.99);
+  std::vector<double> latency;
+  std::vector<double> delivery;
+  std::vector<double> consumer;
+  for (const frame_run& r : runs) {
+    latency.insert(latency.end(), r.latency_us.begin(), r.latency_us.end());
+    delivery.insert(delivery.end(), r.delivery_us.begin(), r.delivery_us.end());
+    consumer.insert(consumer.end(), r.consumer_us.begin(), r.consumer_us.end());
+  }
+  d.latency = summarize(latency);
+  d.delivery = summarize(delivery);
+  d.consumer = summarize(consumer);
+  d.latency_p99 = percentile(latency, 0.99);
+  d.delivery_p99 = percentile(delivery, 0.99);
+  d.consumer_p99 = percentile(consumer, 0.99);
+  std::vector<double> tail_delivery;
+  std::vector<double> tail_consumer;
+  double slowest = -1.0;
+  for (std::size_t i = 0; i < latency.size() && i < delivery.size() && i < consumer.size(); ++i) {
+    if (latency[i] >= d.latency_p99) {
+      tail_delivery.push_back(delivery[i]);
+      tail_consumer.push_back(consumer[i]);
+    }
+    if (latency[i] > slowest) {
+      slowest = latency[i];
+      d.max_delivery = delivery[i];
+      d.max_consumer = consumer[i];
+    }
+  }
+  d.tail_frames = tail_delivery.size();
+  d.tail_delivery_median = median(tail_delivery);
+  d.tail_consumer_median = median(tail_consumer);
   d.frames_seen_min = runs.empty() ? 0 : runs.front().frames_seen;
   for (const frame_run& r : runs) d.frames_seen_min = std::min(d.frames_seen_min, r.frames_seen);
   return d;
+}
+
+/// What the tail of a pipeline's latency is, from its split: "the slowest 1% ...".
+std::string tail_text(const pipeline_digest& p) {
+  if (!p.ran || p.tail_frames == 0) return "no frames";
+  const bool delivery_dominates = p.tail_delivery_median > p.tail_consumer_median;
+  return "the slowest 1% (" + std::to_string(p.tail_frames) + " frames, >= " + fixed(p.latency_p99, 0) +
+         " us) spent a median " + fixed(p.tail_delivery_median, 0) + " us between the release and the consumer being "
+         "told (delivery: publish_frame, socket, the consumer thread's wake-up) and " +
+         fixed(p.tail_consumer_median, 0) + " us from being told to done (submit, GPU wait for the producer, copy, "
+         "context switch, the done wait's wake-up; delivery medians " + fixed(p.delivery.median, 0) + " us, consumer " +
+         fixed(p.consumer.median, 0) + " us); the slowest frame " + fixed(p.max_delivery, 0) + " + " +
+         fixed(p.max_consumer, 0) + " us: the tail is " + (delivery_dominates ? "the announcement's delivery" : "the consumer's side");
 }
 
 std::vector<double> fps_of(const std::vector<frame_run>& runs) {
@@ -80,7 +132,7 @@ struct digest {
   // (b)
   summary grow, publish, delivery, follow, touch, to_followed, total;
   // (c)
-  pipeline_digest vulkan_cross, vulkan_single, cuda_cross, cuda_single;
+  pipeline_digest vulkan_cross, vulkan_single, cuda_cross, cuda_single, vulkan_cross_paced, vulkan_single_paced;
   ratio vulkan_throughput;  // Vulkan consumer: cross / single, per round (the goal)
   ratio cuda_throughput;    // CUDA consumer: cross / single, per round (reference)
   bool cuda_ran = false;
@@ -122,6 +174,8 @@ digest make_digest(const run_results& r) {
   d.vulkan_cross = digest_runs(f.vulkan_cross);
   d.vulkan_single = digest_runs(f.vulkan_single);
   d.vulkan_throughput = compare(fps_of(f.vulkan_cross), fps_of(f.vulkan_single));
+  d.vulkan_cross_paced = digest_runs(f.vulkan_cross_paced);
+  d.vulkan_single_paced = digest_runs(f.vulkan_single_paced);
   d.cuda_ran = !f.cuda_cross.empty() && !f.cuda_single.empty();
   if (d.cuda_ran) {
     d.cuda_cross = digest_runs(f.cuda_cross);
@@ -134,6 +188,7 @@ digest make_digest(const run_results& r) {
   const double attach_import = d.attach_import.paired.median;
   const double growth_ms = d.total.median / 1000.0;
   const double throughput = d.vulkan_throughput.paired.median;
+  const double latency_p99_ms = d.vulkan_cross_paced.latency_p99 / 1000.0;  // NaN when not run
   d.goals = {
       {"attach_ratio",
        "attach of a fresh 1 GiB buffer in a second process, from a fresh connection: membridge 1 chunk (connect + "
@@ -152,6 +207,10 @@ digest make_digest(const run_results& r) {
        "frame handoff throughput to a Vulkan consumer, consumer in another process / in the producer's process "
        "(median of per-round ratios)",
        ">=", frame_throughput_goal, throughput, throughput >= frame_throughput_goal},
+      {"cross_process_latency_p99_ms",
+       "frame handoff latency to a Vulkan consumer in another process, producer paced at 144 Hz: producer's release "
+       "-> consumer done, CLOCK_MONOTONIC in each process (p99 of every measured frame, ms)",
+       "<=", latency_p99_goal_ms, latency_p99_ms, latency_p99_ms <= latency_p99_goal_ms},
   };
   return d;
 }
@@ -237,23 +296,30 @@ void print_report(std::ostream& out, const run_config& config, const run_environ
   out << '\n';
 
   out << "(c) frame handoff, CUDA producer thread -> consumer (" << frame_slots << " slots of " << format_bytes(slot_bytes)
-      << ", " << config.frames.frames << " frames after " << config.frames.warmup << " warm-up, " << config.frames.rounds
-      << " rounds, pipelines interleaved;\n"
+      << "; unpaced: " << config.frames.frames << " frames after " << config.frames.warmup << " warm-up; paced at "
+      << fixed(config.frames.pace_hz, 0) << " Hz: " << config.frames.paced_frames << " after "
+      << config.frames.paced_warmup << "; " << config.frames.rounds << " rounds, pipelines interleaved;\n"
       << "    frames/s over the producer's host time, first measured frame enqueued -> last frame consumed; latency =\n"
-      << "    host waits in the producer's process seeing frame n's `produced` then its `consumed` value\n"
-      << "    (CLOCK_MONOTONIC, release -> consumer done); GPU interval between the consumer's frames: Vulkan\n"
-      << "    timestamps after its copy, CUDA %globaltimer at its kernel's start; every frame's slot checked)\n";
+      << "    producer's release (clock read right before cuda_release is enqueued) -> consumer done (clock read right\n"
+      << "    after a host wait in the consumer's process on its work for the frame returns), CLOCK_MONOTONIC in each\n"
+      << "    process, split at `told` (the consumer's consume() begins); no part can be negative by causality (checked);\n"
+      << "    GPU interval between the consumer's frames: Vulkan timestamps after its copy, CUDA %globaltimer at its\n"
+      << "    kernel's start; every frame's slot checked); times in us\n";
   text_table frames({{"pipeline"},
                      {"frames/s", align::right},
-                     {"GPU interval us", align::right},
-                     {"latency median us", align::right},
-                     {"p90 us", align::right},
-                     {"p99 us", align::right},
-                     {"max us", align::right}});
+                     {"GPU intvl", align::right},
+                     {"latency median", align::right},
+                     {"p99", align::right},
+                     {"max", align::right},
+                     {"delivery median", align::right},
+                     {"p99", align::right},
+                     {"consumer median", align::right},
+                     {"p99", align::right}});
   const auto frame_row = [](std::string_view label, const pipeline_digest& p) {
-    return std::vector<std::string>{std::string(label),     fixed(p.fps.median, 0),     fixed(p.gpu_interval.median, 1),
-                                    fixed(p.latency.median, 1), fixed(p.latency.p90, 1), fixed(p.latency_p99, 1),
-                                    fixed(p.latency.max, 1)};
+    return std::vector<std::string>{std::string(label),          fixed(p.fps.median, 0),      fixed(p.gpu_interval.median, 1),
+                                    fixed(p.latency.median, 1),  fixed(p.latency_p99, 1),     fixed(p.latency.max, 1),
+                                    fixed(p.delivery.median, 1), fixed(p.delivery_p99, 1),    fixed(p.consumer.median, 1),
+                                    fixed(p.consumer_p99, 1)};
   };
   frames.add_row(frame_row("Vulkan consumer, another process", d.vulkan_cross));
   frames.add_row(frame_row("Vulkan consumer, producer's process", d.vulkan_single));
@@ -261,7 +327,16 @@ void print_report(std::ostream& out, const run_config& config, const run_environ
     frames.add_row(frame_row("CUDA consumer, another process (ref.)", d.cuda_cross));
     frames.add_row(frame_row("CUDA consumer, producer's context (ref.)", d.cuda_single));
   }
+  if (d.vulkan_cross_paced.ran) {
+    frames.add_row(frame_row("Vulkan consumer, another process, paced", d.vulkan_cross_paced));
+    frames.add_row(frame_row("Vulkan consumer, producer's process, paced", d.vulkan_single_paced));
+  }
   frames.print(out);
+  if (d.vulkan_cross_paced.ran) {
+    out << "  tail, another process, paced: " << tail_text(d.vulkan_cross_paced) << '\n';
+    out << "  tail, producer's process, paced: " << tail_text(d.vulkan_single_paced) << '\n';
+  }
+  out << "  tail, another process, unpaced: " << tail_text(d.vulkan_cross) << '\n';
   out << '\n';
   text_table frame_ratio = ratio_table("throughput ratio cross-process / single process");
   frame_ratio.add_row(ratio_row("Vulkan consumer (the goal)", d.vulkan_throughput));
@@ -299,6 +374,9 @@ json report_json(const run_config& config, const run_environment& env, const run
                    {"frames", config.frames.frames},
                    {"warmup_frames", config.frames.warmup},
                    {"frame_rounds", config.frames.rounds},
+                   {"pace_hz", config.frames.pace_hz},
+                   {"paced_frames", config.frames.paced_frames},
+                   {"paced_warmup_frames", config.frames.paced_warmup},
                    {"cuda_consumers", config.frames.cuda_consumers},
                    {"slots", frame_slots},
                    {"slot_bytes", slot_bytes}};
@@ -334,13 +412,31 @@ json report_json(const run_config& config, const run_environment& env, const run
                 {"gpu_interval_us", to_json(p.gpu_interval, 2)},
                 {"latency_us", to_json(p.latency, 2)},
                 {"latency_p99_us", rounded(p.latency_p99, 2)},
+                {"delivery_us", to_json(p.delivery, 2)},
+                {"delivery_p99_us", rounded(p.delivery_p99, 2)},
+                {"consumer_us", to_json(p.consumer, 2)},
+                {"consumer_p99_us", rounded(p.consumer_p99, 2)},
+                {"tail",
+                 {{"frames", p.tail_frames},
+                  {"delivery_median_us", rounded(p.tail_delivery_median, 2)},
+                  {"consumer_median_us", rounded(p.tail_consumer_median, 2)},
+                  {"slowest_delivery_us", rounded(p.max_delivery, 2)},
+                  {"slowest_consumer_us", rounded(p.max_consumer, 2)}}},
                 {"frames_seen_min", p.frames_seen_min}};
   };
-  out["frames"] = {{"latency_method", "host waits in the producer's process: produced(n) reached -> consumed(n) reached"},
+  out["frames"] = {{"latency_method",
+                    "CLOCK_MONOTONIC in each process: producer's clock right before cuda_release(n) is enqueued -> "
+                    "consumer's clock when consume(n) begins (delivery) -> consumer's clock right after its host wait "
+                    "on frame n's completion returns (consumer); negative parts fail the run"},
                    {"vulkan_consumer",
                     {{"cross_process", pipeline_json(d.vulkan_cross)},
                      {"single_process", pipeline_json(d.vulkan_single)},
                      {"ratio_throughput_cross_over_single", ratio_json(d.vulkan_throughput)}}}};
+  if (d.vulkan_cross_paced.ran)
+    out["frames"]["vulkan_consumer_paced"] = {{"pace_hz", config.frames.pace_hz},
+                                              {"cross_process", pipeline_json(d.vulkan_cross_paced)},
+                                              {"single_process", pipeline_json(d.vulkan_single_paced)},
+                                              {"tail_cross_process", tail_text(d.vulkan_cross_paced)}};
   if (d.cuda_ran)
     out["frames"]["cuda_consumer"] = {{"cross_process", pipeline_json(d.cuda_cross)},
                                       {"single_process", pipeline_json(d.cuda_single)},

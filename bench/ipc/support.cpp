@@ -32,6 +32,14 @@ ipc::publisher_options publisher_options_for(const std::string& path) {
   return options;
 }
 
+void sleep_until_ns(std::int64_t t_ns) noexcept {
+  timespec at{};
+  at.tv_sec = static_cast<time_t>(t_ns / 1'000'000'000);
+  at.tv_nsec = static_cast<long>(t_ns % 1'000'000'000);
+  while (::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, nullptr) == EINTR) {
+  }
+}
+
 std::int64_t monotonic_ns() noexcept {
   timespec ts{};
   ::clock_gettime(CLOCK_MONOTONIC, &ts);

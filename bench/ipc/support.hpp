@@ -66,6 +66,10 @@ void ok_or_fail(const result<void>& r, std::string_view doing);
 /// taken in the producer and one taken in the subscriber can be subtracted.
 [[nodiscard]] std::int64_t monotonic_ns() noexcept;
 
+/// Sleeps until CLOCK_MONOTONIC reaches `t_ns` (clock_nanosleep, TIMER_ABSTIME); returns at once
+/// when it has passed.
+void sleep_until_ns(std::int64_t t_ns) noexcept;
+
 /// Microseconds in `ns` nanoseconds.
 [[nodiscard]] inline double us(std::int64_t ns) noexcept { return static_cast<double>(ns) / 1000.0; }
 
@@ -138,6 +142,7 @@ enum class msg_kind : std::uint32_t {
   quit = 7,           ///< plain_request
   // child -> parent
   reply = 100,        ///< child_reply
+  times = 101,        ///< times_message (after a frames run's reply)
 };
 
 /// Which API the consumer of (c) reads the slots with.
@@ -224,6 +229,17 @@ struct child_reply {
   std::int64_t last_frame = -1;      ///< The last.
   std::int32_t increasing = 1;       ///< 1 when every frame was larger than the one before.
   char message[400] = {};
+};
+
+/// Per-frame CLOCK_MONOTONIC times of a frames run's consumer, sent after its reply in pieces:
+/// `count` values of series `series` (0: told, 1: done) for frames first .. first + count - 1.
+struct times_message {
+  static constexpr std::size_t capacity = 1024;
+  msg_kind kind = msg_kind::times;
+  std::uint32_t series = 0;
+  std::uint64_t first = 0;
+  std::uint64_t count = 0;
+  std::int64_t ns[capacity] = {};
 };
 
 /// A connected SOCK_SEQPACKET socket to the other process; sends and receives the structs above.

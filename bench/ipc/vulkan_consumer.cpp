@@ -143,6 +143,10 @@ vulkan_frame_consumer::vulkan_frame_consumer(const vulkan::device_context& vk, c
     }
     check_vk(fn_.end_command_buffer(init), "vkEndCommandBuffer (init)");
     submit_once(init);
+    told_.assign(total, 0);
+    // Frames before this consumer's first are `consumed` already (the publisher counted them): their
+    // waits return at once and their times are not used (no told time).
+    done_.emplace(0, total, [this](std::uint64_t m, const std::atomic<bool>& stop) { return wait_consumed(m, stop); });
   } catch (...) {
     if (wait_all_quietly()) {
       // Nothing in flight: destroy what was made (the destructor does not run after a throwing constructor).
@@ -216,8 +220,30 @@ VkBufferCopy vulkan_frame_consumer::source(std::size_t offset, std::size_t size,
                       std::to_string(size));
 }
 
+bool vulkan_frame_consumer::wait_consumed(std::uint64_t m, const std::atomic<bool>& stop) const {
+  const vulkan::timeline_semaphore& consumed = timeline_->consumed();
+  auto deadline = std::chrono::steady_clock::now() + wait_timeout;
+  std::uint64_t seen = 0;
+  for (;;) {
+    if (stop.load()) return false;
+    const auto r = consumed.wait(m + 1, std::chrono::milliseconds(100));
+    if (r) return true;
+    if (r.error().code() != errc::timeout)
+      throw bench_failure("waiting for 'consumed' of frame " + std::to_string(m) + ": " + r.error().message());
+    const std::uint64_t now = value_or_fail(consumed.value(), "reading 'consumed'");
+    if (now != seen) {
+      seen = now;
+      deadline = std::chrono::steady_clock::now() + wait_timeout;
+    } else if (std::chrono::steady_clock::now() >= deadline) {
+      throw bench_failure("'consumed' stayed at " + std::to_string(now) + " for " +
+                          std::to_string(wait_timeout.count()) + " s waiting for frame " + std::to_string(m));
+    }
+  }
+}
+
 void vulkan_frame_consumer::consume(std::uint64_t m) {
   if (m >= total_) throw bench_failure("Vulkan consumer: frame " + std::to_string(m) + " was never asked for");
+  told_[m] = monotonic_ns();
   const auto index = static_cast<std::uint32_t>(m % ring);
   wait_fence(index, "the frame submitted ring frames earlier");
   const VkCommandBuffer cb = cbs_[index];
@@ -264,6 +290,8 @@ void vulkan_frame_consumer::consume(std::uint64_t m) {
 consumer_result vulkan_frame_consumer::finish() {
   for (std::uint32_t i = 0; i < ring; ++i) wait_fence(i, "the last frames");
   consumer_result r = std::move(r_);
+  r.done_ns = done_->take();
+  r.told_ns = told_;
   std::vector<std::int64_t> gpu_ns(total_, 0);
   if (queries_ != VK_NULL_HANDLE && r.first_frame >= 0) {
     const auto first = static_cast<std::uint32_t>(r.first_frame);

@@ -15,6 +15,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace membridge::bench::ipc_bench {
@@ -62,6 +63,9 @@ struct vulkan_functions {
 ///
 /// Command buffers and fences form a ring of `ring` entries: consume(m) first waits (host, at most
 /// wait_timeout) for the fence of frame m - ring, as a renderer waits for its frame in flight.
+/// consume(m) reads CLOCK_MONOTONIC first ("told"); a done_monitor waits on the timeline's
+/// `consumed` for m + 1 (the value the frame's submit signals) and reads it when that wait returns
+/// ("done"); finish() returns both per frame.
 /// The caller owns the queue meanwhile. Destruction waits (bounded) for the submitted frames; if
 /// they do not finish it leaves the Vulkan objects alive (leaked) rather than destroy them in use.
 class vulkan_frame_consumer {
@@ -87,6 +91,8 @@ class vulkan_frame_consumer {
   [[nodiscard]] VkBufferCopy source(std::size_t offset, std::size_t size, VkBuffer& buffer) const;
   void wait_fence(std::uint32_t index, const char* what);
   void submit_once(VkCommandBuffer cb);
+  /// The done_monitor's wait: until the timeline's `consumed` reaches m + 1 (false when `stop` is set).
+  [[nodiscard]] bool wait_consumed(std::uint64_t m, const std::atomic<bool>& stop) const;
   [[nodiscard]] bool wait_all_quietly() noexcept;
 
   const vulkan::device_context* vk_ = nullptr;
@@ -107,6 +113,8 @@ class vulkan_frame_consumer {
   consumer_result r_;
   std::uint64_t total_ = 0;
   std::uint64_t warmup_ = 0;
+  std::vector<std::int64_t> told_;
+  std::optional<done_monitor> done_;  // last: stopped and joined before the rest goes
 };
 
 }  // namespace membridge::bench::ipc_bench
