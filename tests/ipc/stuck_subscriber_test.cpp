@@ -4,6 +4,8 @@
 // timeout and their refusals summed up in the log; a second publisher on a live path is refused;
 // client names with control bytes are escaped in the log; a goodbye then a close is an orderly leave.
 // The bounds are loose (a loaded 2-core CI machine); membridge_bench_ipc_stuck measures the goal.
+#include "child_process.hpp"
+#include "fd_leak_listener.hpp"
 #include "ipc_test.hpp"
 #include "log_capture.hpp"
 #include "stuck_scenario.hpp"
@@ -19,6 +21,9 @@
 #include <condition_variable>
 #include <mutex>
 #include <string>
+#include <fstream>
+#include <sstream>
+#include <sys/resource.h>
 #include <thread>
 #include <vector>
 
@@ -54,6 +59,115 @@ struct events {
     });
   }
 };
+
+// ------------------------------------------------------------------------ out of fds (EMFILE) ---
+
+std::mutex child_log_mutex;
+std::vector<std::string> child_log;
+
+void child_log_sink(membridge::log_level, std::string_view message, void*) noexcept {
+  std::lock_guard lock(child_log_mutex);
+  child_log.emplace_back(message);
+}
+
+// Publishes at args[0] with a fd limit that lets it accept only two connections, says "ready", then
+// on the parent's word reports how many log lines mention the failing accept and the recovery as
+// "<failures logged> <recoveries logged>". Exit codes: 10 start, 11 rlimit, 12 talk.
+int emfile_child(const std::vector<std::string>& args) {
+  membridge::set_log_level(membridge::log_level::info);
+  membridge::set_log_sink(&child_log_sink);
+  ipc::publisher_options o;
+  o.listen.path = args.at(0);
+  o.handshake_timeout = 5000ms;
+  auto p = ipc::publisher::start(o);
+  if (!p) return 10;
+  // The limit caps fd numbers: leave exactly two free numbers below it (two accepted sockets).
+  const auto open = mt::open_fds();
+  int limit = 0;
+  for (int fd = 0, free_seen = 0; limit == 0; ++fd)
+    if (open.count(fd) == 0 && ++free_seen == 3) limit = fd;
+  rlimit r{};
+  if (::getrlimit(RLIMIT_NOFILE, &r) != 0) return 11;
+  r.rlim_cur = static_cast<rlim_t>(limit);
+  if (::setrlimit(RLIMIT_NOFILE, &r) != 0) return 11;
+  const std::string ready = "ready";
+  if (!mt::send_message(mt::child_socket(), std::as_bytes(std::span(ready)))) return 12;
+  if (!mt::receive_message(mt::child_socket(), 64, 60s)) return 12;
+  std::size_t failures = 0;
+  std::size_t recoveries = 0;
+  {
+    std::lock_guard lock(child_log_mutex);
+    for (const auto& l : child_log) {
+      if (l.find("accept4") != std::string::npos && l.find("EMFILE") != std::string::npos) ++failures;
+      if (l.find("accepting connections again") != std::string::npos) ++recoveries;
+    }
+  }
+  const std::string report = std::to_string(failures) + " " + std::to_string(recoveries);
+  if (!mt::send_message(mt::child_socket(), std::as_bytes(std::span(report)))) return 12;
+  p->stop();
+  membridge::set_log_sink(nullptr);
+  return 0;
+}
+const mt::child_role emfile_role("ipc_stuck_emfile", &emfile_child);
+
+// utime + stime of `pid` in clock ticks (/proc/<pid>/stat fields 14 and 15).
+long cpu_ticks(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto close = text.rfind(')');
+  if (close == std::string::npos) return -1;
+  std::istringstream rest(text.substr(close + 2));
+  std::string field;
+  long utime = 0;
+  long stime = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {
+    if (i == 14) utime = std::stol(field);
+    if (i == 15) stime = std::stol(field);
+  }
+  return utime + stime;
+}
+
+TEST(ipc_stuck, a_publisher_out_of_fds_backs_off_logs_once_and_recovers) {
+  mt::temp_dir dir;
+  const std::string path = dir.file("pub.sock");
+  auto child = mt::spawn_child("ipc_stuck_emfile", {path});
+  ASSERT_TRUE(child) << child.error().message();
+  auto ready = mt::receive_message(child->socket(), 64, 20s);
+  ASSERT_TRUE(ready) << ready.error().message();
+  // Two connections take its last fds; the others wait in the backlog while accept4 fails.
+  std::vector<ipc::channel> idle;
+  for (int i = 0; i < 6; ++i) {
+    auto ch = ipc::channel::connect(path, 2s);
+    ASSERT_TRUE(ch) << ch.error().message();
+    idle.push_back(std::move(*ch));
+  }
+  std::this_thread::sleep_for(200ms);
+  const long before = cpu_ticks(child->pid());
+  std::this_thread::sleep_for(1s);
+  const long used = cpu_ticks(child->pid()) - before;
+  const long per_second = ::sysconf(_SC_CLK_TCK);
+  EXPECT_GE(before, 0);
+  EXPECT_LT(used, per_second / 4) << "the publisher spun on a failing accept4 (" << used << " ticks in 1 s)";
+  // Free its fds: the idle connections go, then a real subscriber gets in.
+  idle.clear();
+  std::optional<ipc::subscriber> s;
+  for (int i = 0; i < 50 && !s; ++i) {
+    auto joined = ipc::subscriber::connect({.path = path, .client_name = "after EMFILE", .timeout = 2s});
+    if (joined) s = std::move(*joined);
+    else std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_TRUE(s) << "no subscriber could join after the fds were freed";
+  s.reset();
+  const std::string go = "report";
+  ASSERT_TRUE(mt::send_message(child->socket(), std::as_bytes(std::span(go))));
+  auto report = mt::receive_message(child->socket(), 64, 20s);
+  ASSERT_TRUE(report) << report.error().message();
+  const std::string text(reinterpret_cast<const char*>(report->payload.data()), report->payload.size());
+  EXPECT_EQ(text, "1 1") << "the failing accept logged once, and the recovery once";
+  auto status = child->wait(10s);
+  ASSERT_TRUE(status);
+  EXPECT_EQ(*status, 0) << "10 start, 11 rlimit, 12 talk";
+}
 
 TEST(ipc_stuck, subscribers_and_joiners_that_never_read_are_dropped_and_stall_nobody) {
   mt::temp_dir dir;
