@@ -222,19 +222,15 @@ void publisher::impl::accept_one() {
     const auto& e = accepted.error();
     if (e.code() == errc::protocol_error) {
       refuse({}, e.message());
-    } else if (e.code() == errc::os_error) {
-      const auto code = e.native_code();
-      if (code == EMFILE || code == ENFILE || code == ENOBUFS || code == ENOMEM) {
-        // The connection stays in the backlog; polling the listener now would spin.
-        accept_paused_until = clock::now() + accept_pause;
-        if (accept_failures++ == 0)
-          log(log_level::warning, "ipc::publisher: " + e.message() + "; accepting again every " +
-                                      std::to_string(accept_pause.count()) + " ms (logged once until it works)");
-      } else {
-        log(log_level::warning, "ipc::publisher: " + e.message());
-      }
+    } else if (e.code() != errc::timeout) {  // a timeout: the connection was withdrawn meanwhile
+      // EMFILE, ENFILE, ENOBUFS, ENOMEM...: the connection stays in the backlog and the listener
+      // readable, so polling it again at once would spin. Pause, and log once per episode.
+      accept_paused_until = clock::now() + accept_pause;
+      if (accept_failures++ == 0)
+        log(log_level::warning, "ipc::publisher: " + e.message() + "; accepting again every " +
+                                    std::to_string(accept_pause.count()) + " ms (logged once until it works)");
     }
-    return;  // a timeout: the connection was withdrawn meanwhile
+    return;
   }
   if (accept_failures > 0) {
     log(log_level::info, "ipc::publisher: accepting connections again after " + std::to_string(accept_failures) +

@@ -21,15 +21,17 @@ namespace membridge::ipc {
 struct publisher_event {
   /// What happened.
   enum class kind : std::uint8_t {
-    joined = 1,   ///< A subscriber completed the handshake and received the current state.
-    left = 2,     ///< A subscriber said goodbye, went away (crash, kill -9) or was dropped.
-    refused = 3,  ///< A connection was refused (wrong uid, bad handshake, hostile message).
+    joined = 1,   ///< A subscriber said hello; the current state and the welcome are queued to it.
+    left = 2,     ///< A subscriber said goodbye, went away (crash, kill -9) or was dropped (also one
+                  ///< that never read its current state).
+    refused = 3,  ///< A connection was refused (wrong uid, bad or missing hello, too many waiting).
   };
   kind what = kind::joined;        ///< What happened.
   std::uint64_t subscriber = 0;    ///< The publisher's id for the subscriber (0 for refused ones).
   subscriber_role role = subscriber_role::observer;  ///< The role it was granted.
   peer_credentials peer;           ///< Who it was (pid, uid, gid).
-  std::string client_name;         ///< The name it gave in its hello (may be empty).
+  std::string client_name;         ///< The name it gave in its hello (may be empty; any bytes: the
+                                   ///< publisher's own log escapes them, escape them before printing).
   std::string reason;              ///< Why it left or was refused (empty for joined).
   std::optional<std::uint64_t> last_frame;  ///< The last announced frame when it happened.
 };
@@ -40,9 +42,8 @@ struct publisher_options {
   std::string publisher_name;  ///< Shown to subscribers (free text, <= max_name_size bytes).
   /// How long a new connection may take to say hello before it is dropped.
   std::chrono::milliseconds handshake_timeout{2000};
-  /// How long a send to one subscriber may wait for socket buffer room before that subscriber is
-  /// dropped (buffer and semaphore messages). Frame announcements never wait: a subscriber whose
-  /// buffer is full misses that announcement (the timeline semaphores still order its work).
+  /// How long a subscriber may read nothing while messages wait for it before it is dropped (its
+  /// socket buffer full, its queue not draining). No producer call waits for it meanwhile.
   std::chrono::milliseconds send_timeout{1000};
   /// Called on the publisher's thread for every publisher_event. It must not call back into the
   /// publisher. Optional.
@@ -52,11 +53,24 @@ struct publisher_options {
 /// Publishes resources to any number of subscriber processes over a listener (ipc/channel.hpp).
 ///
 /// A thread owned by the publisher accepts connections, checks the peer (listener rules), reads the
-/// subscriber's hello, sends it every current resource with its fds and then a welcome with the last
-/// frame, and watches every subscriber socket: a subscriber that closes, crashes or sends anything
-/// malformed is dropped at once (its socket and nothing else is closed) and an event reports it.
-/// The producer's calls (publish_*, update_buffer, announce_frame) go to every subscriber; a
-/// subscriber a send fails for is dropped, the others are unaffected.
+/// subscriber's hello, queues it every current resource with its fds and then a welcome with the
+/// last frame, and watches every subscriber socket: a subscriber that closes, crashes or sends
+/// anything malformed is dropped at once (its socket and nothing else is closed) and an event
+/// reports it.
+///
+/// The producer never waits for a subscriber: the producer's calls (publish_*, update_buffer,
+/// announce_frame) encode their message once and queue it to every subscriber under a lock that no
+/// socket operation holds; the publisher's thread alone writes the sockets, without waiting
+/// (non-blocking sends, poll for room). A subscriber that reads nothing for send_timeout while
+/// messages wait for it (one that stopped reading, or a joiner that never reads its current state)
+/// is dropped and logged once; the producer, the other subscribers and new connections never
+/// notice. A subscriber with 256 messages waiting misses frame announcements (the timeline
+/// semaphores still order its work); one with 65536 waiting is dropped at once.
+///
+/// Hostile connections are bounded: at most 256 connections wait for their hello (the oldest is
+/// refused past that), each at most handshake_timeout; the first refusal is logged, later ones are
+/// summed up in one line per 5 s. An accept that fails for want of fds or memory (EMFILE, ENFILE)
+/// pauses accepting for 100 ms (logged once per episode) instead of spinning.
 ///
 /// At most one subscriber holds the consumer role (subscriber_role::consumer); a second one asking
 /// for it is granted observer. Subscribers joining late get the current state, never a history.
@@ -102,13 +116,13 @@ class publisher {
   /// Ownership: takes `fd`; every subscriber receives its own descriptor for the same semaphore.
   [[nodiscard]] result<void> publish_semaphore(const semaphore_description& description, os::unique_fd fd);
   /// Announces that frame `frame` was produced (the producer's timeline value for it is enqueued).
-  /// Frames must increase. A subscriber whose socket is full misses this announcement.
+  /// Frames must increase. A subscriber with 256 messages waiting misses this announcement.
   /// Errors: invalid_argument when `frame` is not larger than the last one.
   [[nodiscard]] result<void> announce_frame(std::uint64_t frame);
 
   /// The buffer published under `name`, if any (a copy of its current description).
   [[nodiscard]] std::optional<buffer_description> find_buffer(const std::string& name) const;
-  /// The number of subscribers that completed the handshake and are still connected.
+  /// The number of subscribers that said hello and are still connected (joined, not yet left).
   [[nodiscard]] std::size_t subscriber_count() const;
   /// True while a subscriber holds the consumer role.
   [[nodiscard]] bool has_consumer() const;
@@ -118,7 +132,8 @@ class publisher {
   [[nodiscard]] const std::string& path() const noexcept;
   /// True when started and not stopped.
   [[nodiscard]] bool valid() const noexcept { return impl_ != nullptr; }
-  /// Sends goodbye to every subscriber, stops the thread, closes every socket and fd, removes the
+  /// Sends what is queued and goodbye to every subscriber (waiting at most min(send_timeout,
+  /// 250 ms) for all of them together), stops the thread, closes every socket and fd, removes the
   /// socket file. The publisher becomes empty.
   void stop() noexcept;
 

@@ -66,8 +66,11 @@ struct subscriber_event {
 ///
 /// connect() returns after the publisher sent its whole current state (every buffer and semaphore
 /// with its fds, then the welcome with the last frame). Later changes arrive through next_event().
-/// Every message is checked (wire header, payload fields, fd counts, chunk layout, generations): a
-/// malformed one closes the connection with errc::protocol_error, keeping what was received before.
+/// Every message is checked (wire header, payload fields, fd counts, chunk layout, generations, the
+/// order of a buffer's header and its `chunks` messages, and the kind of every received fd: a
+/// directory, socket, pipe, block device, memory device such as /dev/zero or an O_PATH fd is no
+/// memory or semaphore handle): a malformed one closes the connection with errc::protocol_error,
+/// keeping what was received before.
 ///
 /// When the publisher goes away (goodbye, crash, kill -9) next_event() reports `disconnected` once;
 /// every fd received so far stays open, so memory imported from them stays valid. Connect a new
