@@ -144,7 +144,7 @@ TEST_F(aliasing_gpu_test, reports_what_the_same_kernel_reads_without_the_fence) 
     MB_CUDA_OK(gpu::fill_pattern(a(), kernel_words * 4, old_seed, 0, s1_));
     gpu::alias_counts counts;
     MB_CUDA_OK(gpu::alias_write_then_read(a(), b(), kernel_words, seed, false, counts, s1_));
-    EXPECT_EQ(counts.not_primed, 0u);
+    EXPECT_EQ(counts.not_primed, 0u) << "the first read is fenced before the write: it must see the old word";
     stale_total += counts.stale;
     unsigned long long bad = ~0ULL;
     MB_CUDA_OK(gpu::count_mismatches(b(), kernel_words * 4, seed, bad, 0, s1_));
