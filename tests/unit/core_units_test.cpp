@@ -46,3 +46,27 @@ TEST(units, format_bytes_is_readable) {
 }
 
 }  // namespace
+
+#include <membridge/core/device_uuid.hpp>
+
+#include <unordered_set>
+
+namespace {
+
+TEST(device_uuid, hashes_so_uuids_key_unordered_containers) {
+  membridge::device_uuid a;
+  membridge::device_uuid b;
+  for (std::size_t i = 0; i < 16; ++i) {
+    a.bytes[i] = static_cast<std::uint8_t>(i + 1);
+    b.bytes[i] = static_cast<std::uint8_t>(i + 1);
+  }
+  b.bytes[15] = 0xFF;
+  const std::hash<membridge::device_uuid> h;
+  EXPECT_EQ(h(a), h(a));
+  EXPECT_NE(h(a), h(b)) << "one byte apart";
+  std::unordered_set<membridge::device_uuid> set{a, b, a};
+  EXPECT_EQ(set.size(), 2U);
+  EXPECT_TRUE(set.contains(b));
+}
+
+}  // namespace

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace membridge {
@@ -38,3 +39,14 @@ struct device_uuid {
 };
 
 }  // namespace membridge
+
+/// Hash of a device_uuid (FNV-1a over its bytes), so UUIDs key unordered containers.
+template <>
+struct std::hash<membridge::device_uuid> {
+  /// FNV-1a of the 16 bytes.
+  [[nodiscard]] std::size_t operator()(const membridge::device_uuid& uuid) const noexcept {
+    std::uint64_t h = 14695981039346656037ULL;
+    for (const std::uint8_t b : uuid.bytes) h = (h ^ b) * 1099511628211ULL;
+    return static_cast<std::size_t>(h);
+  }
+};
