@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <thread>
 #include <string>
 
 namespace {
@@ -82,6 +83,25 @@ TEST(result, value_on_an_error_aborts_with_the_message) {
       },
       "value\\(\\) called on a result that holds an error");
   EXPECT_DEATH({ chain(3).value(); }, "not a multiple of 4");
+}
+
+}  // namespace
+
+namespace {
+
+TEST(result, a_default_constructed_result_is_not_set_until_a_thread_assigns_it) {
+  membridge::result<int> carried;
+  ASSERT_FALSE(carried);
+  EXPECT_EQ(carried.error().code(), membridge::errc::internal);
+  EXPECT_NE(carried.error().message().find("not set"), std::string::npos) << carried.error().message();
+  std::thread worker([&] { carried = 42; });
+  worker.join();
+  ASSERT_TRUE(carried);
+  EXPECT_EQ(*carried, 42);
+  membridge::result<std::string> failed;
+  std::thread fails([&] { failed = membridge::error(membridge::errc::timeout, "wait", "10 s"); });
+  fails.join();
+  EXPECT_EQ(failed.error().code(), membridge::errc::timeout);
 }
 
 }  // namespace

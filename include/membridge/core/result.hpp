@@ -39,6 +39,11 @@ class [[nodiscard]] result {
   /// A failed result holding `e`.
   result(membridge::error e) : v_(std::in_place_index<1>, std::move(e)) {}  // NOLINT(implicit)
 
+  /// A result not set yet: holds errc::internal ("no value or error was stored"), so a result declared
+  /// before a thread fills it in (`result<T> r; std::thread t([&] { r = work(); });`) reads as a failure,
+  /// never as a value, if nothing was assigned. (result<void>() is a success, as before.)
+  result() : v_(std::in_place_index<1>, membridge::error(errc::internal, "result", "not set: no value or error was stored")) {}
+
   /// True when a value is held.
   [[nodiscard]] bool has_value() const noexcept { return v_.index() == 0; }
   /// Same as has_value().
