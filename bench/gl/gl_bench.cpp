@@ -4,7 +4,9 @@
 //       and the one-time cost (registration versus import);
 //   (b) a buffer doubling every 60 frames from 64 MiB to 2 GiB: worst frame and peak memory;
 //   (c) k = 1, 2, 4, 8 CUDA steps per drawn frame: CUDA<->GL transfers per drawn frame and what they
-//       cost in GPU frame time.
+//       cost in GPU frame time;
+//   (p) growth while GL draws at a paced rate; (v) the sim viewed by GL at a paced 60 and 144 Hz
+//       (viewed.hpp): sim steps/s with the viewer against the sim alone.
 // Prints a table per part, the goals and, last, one JSON line starting with {"bench":"gl".
 // Exit status: 0 when every data check passed (goals met or not), 1 on a CUDA/GL/membridge error or
 // wrong data, 2 without a usable CUDA device (or no GL context on it), 64 for a bad command line.
@@ -12,6 +14,7 @@
 #include "parts.hpp"
 #include "paced_growth.hpp"
 #include "report.hpp"
+#include "viewed.hpp"
 
 #include <membridge/core/units.hpp>
 #include <membridge/sync/gl_bridge.hpp>
@@ -61,7 +64,7 @@ std::optional<int> parse_options(int argc, char** argv, options& opts) {
   app.add_flag("--quick", opts.quick, "small sizes and few frames (a smoke run, not a measurement)");
   app.add_flag("--import-on-render-thread", opts.import_on_render_thread,
                "part b: follow growth on the render thread instead of a thread with a shared GL context");
-  app.add_option("--parts", opts.parts, "which parts to run, any of a, b, c, p (paced growth)")->capture_default_str();
+  app.add_option("--parts", opts.parts, "which parts to run, any of a, b, c, p (paced growth), v (the sim viewed by GL)")->capture_default_str();
   app.add_option("--hz", opts.hz, "part p: pacing rate")->check(CLI::Range(10.0, 1000.0))->capture_default_str();
   app.add_option("--goal-chunk-mib", opts.goal_chunk_mib, "part p: chunk cap (MiB) of the configuration the goal uses")
       ->capture_default_str();
@@ -69,8 +72,8 @@ std::optional<int> parse_options(int argc, char** argv, options& opts) {
   app.add_option("--device", opts.device, "CUDA device ordinal")->check(CLI::NonNegativeNumber)->capture_default_str();
   try {
     app.parse(argc, argv);
-    if (opts.parts.find_first_not_of("abcp") != std::string::npos || opts.parts.empty())
-      throw CLI::ValidationError("--parts", "use letters among a, b, c, p");
+    if (opts.parts.find_first_not_of("abcpv") != std::string::npos || opts.parts.empty())
+      throw CLI::ValidationError("--parts", "use letters among a, b, c, p, v");
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? bench::exit_ok : bench::exit_usage;
   }
@@ -164,12 +167,18 @@ int run(const options& opts) {
   if (opts.parts.find('c') != std::string::npos) results.steps = run_steps(env);
   std::optional<bench::json> paced;
   if (opts.parts.find('p') != std::string::npos) paced = run_paced_growth(env, std::cout, opts.hz, opts.goal_chunk_mib);
+  std::optional<bench::json> viewed;
+  if (opts.parts.find('v') != std::string::npos) viewed = run_viewed(env, std::cout);
   check_gl("end of the benchmark");
 
   bench::json j = report(std::cout, env, info, results);
   if (paced) {
     j["goals"]["gl_growth_worst_over_median"] = (*paced)["goal"];
     j["paced_growth"] = std::move(*paced);
+  }
+  if (viewed) {
+    j["goals"]["gl_sim_throughput_viewed_144hz"] = (*viewed)["goal"];
+    j["viewed"] = std::move(*viewed);
   }
   const std::string line = j.dump(-1, ' ', false, bench::json::error_handler_t::replace);
   std::cout << line << std::endl;
