@@ -135,7 +135,7 @@ std::optional<int> parse_options(int argc, char** argv, options& opts) {
       ->capture_default_str();
   std::string viewed_particles_text = "1M";
   std::string rates_text = "60,144";
-  std::string viewers_text = "handoff,direct,direct_host,copy";
+  std::string viewers_text = "handoff,direct,direct_host,copy,idle_vulkan,idle_cuda";
   app.add_option("--viewed-particles", viewed_particles_text, "viewed: particle count (K, M: binary)")
       ->capture_default_str();
   app.add_option("--viewed-seconds", opts.view.seconds, "viewed: measured seconds per run")
@@ -146,7 +146,7 @@ std::optional<int> parse_options(int argc, char** argv, options& opts) {
       ->capture_default_str();
   app.add_option("--viewed-rates", rates_text, "viewed: viewer rates in Hz, comma-separated")->capture_default_str();
   app.add_option("--viewed-viewers", viewers_text,
-                 "viewed: viewers, comma-separated: handoff, direct, direct_host, copy")
+                 "viewed: viewers, comma-separated: handoff, direct, direct_host, copy, idle_vulkan, idle_cuda")
       ->capture_default_str();
   app.add_option("--viewed-depth", opts.view.depth, "viewed: sim steps in flight at most")
       ->check(CLI::Range(2, 256))
@@ -200,7 +200,7 @@ std::optional<int> parse_options(int argc, char** argv, options& opts) {
         known = true;
       }
     if (!known) {
-      std::cerr << "--viewed-viewers: '" << item << "' is not a viewer (handoff, direct, direct_host, copy)\n";
+      std::cerr << "--viewed-viewers: '" << item << "' is not a viewer (handoff, direct, direct_host, copy, idle_vulkan, idle_cuda)\n";
       return exit_usage;
     }
   }

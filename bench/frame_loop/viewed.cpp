@@ -133,6 +133,7 @@ void spin_event(cudaEvent_t event, const run_state& st) {
 /// What the sim thread reports.
 struct sim_outcome {
   std::uint64_t k0 = 0, k1 = 0;  ///< Steps done when the window opened / closed.
+  steady::time_point t0{}, t1{};  ///< When the sim opened / closed the window (host).
   std::uint64_t f0 = 0, f1 = 0;  ///< Frames published when the window opened / closed.
   std::uint64_t steps = 0;       ///< Steps done in all.
   std::uint32_t last_slot = initial_slot;
@@ -188,11 +189,13 @@ void sim_loop(const session& s, const scene& sc, int depth, run_state& st, const
     if (mark == 1 && st.marked.load(std::memory_order_relaxed) == 0) {
       MEMBRIDGE_FRAME_LOOP_CUDA(cudaEventRecord(start.get(), stream));
       out.k0 = step;
+      out.t0 = steady::now();
       out.f0 = st.published.load(std::memory_order_relaxed);
       st.marked.store(1, std::memory_order_release);
     } else if (mark == 2 && st.marked.load(std::memory_order_relaxed) == 1) {
       MEMBRIDGE_FRAME_LOOP_CUDA(cudaEventRecord(stop.get(), stream));
       out.k1 = step;
+      out.t1 = steady::now();
       out.f1 = st.published.load(std::memory_order_relaxed);
       st.marked.store(2, std::memory_order_release);
     }
@@ -209,12 +212,50 @@ struct viewer_outcome {
   std::uint64_t frames = 0;
   std::uint64_t missed_ticks = 0;
   std::vector<double> tick_to_submit_us;  ///< Per frame.
+  std::vector<steady::time_point> submitted;  ///< Per frame: when its submit returned.
+};
+
+/// The idle_cuda control's own stream and 4 bytes in the sim's CUDA context.
+class idle_cuda_work {
+ public:
+  explicit idle_cuda_work(int ordinal) {
+    MEMBRIDGE_FRAME_LOOP_CUDA(cudaSetDevice(ordinal));
+    MEMBRIDGE_FRAME_LOOP_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    MEMBRIDGE_FRAME_LOOP_CUDA(cudaMalloc(&word_, 4));
+  }
+  idle_cuda_work(const idle_cuda_work&) = delete;
+  idle_cuda_work& operator=(const idle_cuda_work&) = delete;
+  ~idle_cuda_work() {
+    if (stream_ != nullptr) (void)cudaStreamSynchronize(stream_);
+    if (word_ != nullptr) (void)cudaFree(word_);
+    if (stream_ != nullptr) (void)cudaStreamDestroy(stream_);
+  }
+  /// One tick's work: a memset of the 4 bytes.
+  void submit(std::uint64_t frame) {
+    MEMBRIDGE_FRAME_LOOP_CUDA(cudaMemsetAsync(word_, static_cast<int>(frame & 0xFFU), 4, stream_));
+  }
+  /// Waits for the ticks' work and checks the last value landed.
+  void finish(std::uint64_t frames) {
+    MEMBRIDGE_FRAME_LOOP_CUDA(cudaStreamSynchronize(stream_));
+    if (frames == 0) return;
+    std::uint32_t got = 0;
+    MEMBRIDGE_FRAME_LOOP_CUDA(cudaMemcpy(&got, word_, 4, cudaMemcpyDeviceToHost));
+    const std::uint32_t b = static_cast<std::uint32_t>((frames - 1) & 0xFFU);
+    if (got != (b | b << 8U | b << 16U | b << 24U))
+      throw bench_failure("idle_cuda: the last memset's bytes did not land");
+  }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+  void* word_ = nullptr;
 };
 
 /// The viewer: at each tick of `rate_hz` asks for a frame, waits for its publication (host) and
 /// submits it (the GPU waits for the step).
-void viewer_loop(mailbox_viewer& v, viewer_kind kind, int rate_hz, run_state& st, const mailbox_semaphores& m,
-                 viewer_outcome& out) {
+void viewer_loop(const session& s, mailbox_viewer& v, viewer_kind kind, int rate_hz, run_state& st,
+                 const mailbox_semaphores& m, viewer_outcome& out) {
+  std::optional<idle_cuda_work> idle;
+  if (kind == viewer_kind::idle_cuda) idle.emplace(s.ordinal);
   const auto period = std::chrono::duration_cast<steady::duration>(std::chrono::duration<double>(1.0 / rate_hz));
   auto next = steady::now() + period;
   std::uint64_t f = 0;
@@ -229,6 +270,14 @@ void viewer_loop(mailbox_viewer& v, viewer_kind kind, int rate_hz, run_state& st
     }
     if (f >= v.capacity())
       throw bench_failure("the viewer ran out of frames (capacity " + std::to_string(v.capacity()) + ")");
+    if (is_control(kind)) {  // no frame taken: only the tick's own work
+      if (idle) idle->submit(f);
+      else v.submit(kind, f, 0, {}, {});
+      out.tick_to_submit_us.push_back(ms_between(tick, steady::now()) * 1e3);
+      out.submitted.push_back(steady::now());
+      out.frames = ++f;
+      continue;
+    }
     st.request.store(true, std::memory_order_release);
     const auto deadline = steady::now() + wait_timeout;
     while (st.published.load(std::memory_order_acquire) <= f) {
@@ -241,9 +290,11 @@ void viewer_loop(mailbox_viewer& v, viewer_kind kind, int rate_hz, run_state& st
       ok_or_fail(m.ready.wait(f + 1, wait_timeout), "waiting on the host for frame " + std::to_string(f) + "'s step");
     v.submit(kind, f, p.slot, {m.ready.get(), f + 1}, {m.released.get(), f + 1});
     out.tick_to_submit_us.push_back(ms_between(tick, steady::now()) * 1e3);
+    out.submitted.push_back(steady::now());
     ++f;
     out.frames = f;
   }
+  if (idle) idle->finish(f);
 }
 
 /// Sleeps `seconds` in slices, beating the watchdog, unless the run failed.
@@ -346,7 +397,7 @@ viewed_run run_one(session& s, const scene& sc, mailbox_viewer& v, const viewed_
     if (rate_hz > 0)
       viewer.emplace([&] {
         try {
-          viewer_loop(v, kind, rate_hz, st, *m, vo);
+          viewer_loop(s, v, kind, rate_hz, st, *m, vo);
         } catch (const std::exception& e) {
           st.fail(std::string("viewer thread: ") + e.what());
         }
@@ -378,20 +429,30 @@ viewed_run run_one(session& s, const scene& sc, mailbox_viewer& v, const viewed_
   r.rate_hz = rate_hz;
   r.steps = so.k1 - so.k0;
   r.window_ms = elapsed_ms(start, stop);
-  r.frames = so.f1 - so.f0;
+  // The window's frames: published ones, or for a control kind its submits between the sim's marks.
+  std::uint64_t w0 = so.f0;
+  std::uint64_t w1 = so.f1;
+  if (is_control(kind)) {
+    const auto first = std::lower_bound(vo.submitted.begin(), vo.submitted.end(), so.t0);
+    const auto last = std::lower_bound(vo.submitted.begin(), vo.submitted.end(), so.t1);
+    w0 = static_cast<std::uint64_t>(first - vo.submitted.begin());
+    w1 = static_cast<std::uint64_t>(last - vo.submitted.begin());
+  }
+  r.frames = w1 - w0;
   r.frames_total = vo.frames;
-  r.frame_gpu_us = v.frame_gpu_us(so.f0, std::min(so.f1, vo.frames));  // only frames that were submitted
-  for (std::uint64_t f = so.f0; f < so.f1 && f < vo.tick_to_submit_us.size(); ++f)
+  if (kind != viewer_kind::idle_cuda)  // only frames that were submitted
+    r.frame_gpu_us = v.frame_gpu_us(w0, std::min(w1, vo.frames));
+  for (std::uint64_t f = w0; f < w1 && f < vo.tick_to_submit_us.size(); ++f)
     r.tick_to_submit_us.push_back(vo.tick_to_submit_us[f]);
   r.missed_ticks = vo.missed_ticks;
   r.sim_gpu_waits = so.gpu_waits;
   r.sim_host_checks = so.host_checks;
   r.last_step = so.steps;
-  if (vo.frames != st.published.load())
+  if (!is_control(kind) && vo.frames != st.published.load())
     res.data_failures.push_back(what + ": " + std::to_string(st.published.load()) + " frames published but " +
                                 std::to_string(vo.frames) + " drawn");
-  check_run(s, sc, v, st, vo.frames, so, what, res);
-  if (rate_hz > 0 && kind != viewer_kind::handoff) {
+  check_run(s, sc, v, st, is_control(kind) ? 0 : vo.frames, so, what, res);  // control: the sim's last step
+  if (rate_hz > 0 && kind != viewer_kind::handoff && !is_control(kind)) {
     const image_check image = check_last_image(s);
     res.last_image_lit_pixels = image.lit_pixels;
     if (image.lit_pixels == 0) res.data_failures.push_back(what + ": the last image is blank");

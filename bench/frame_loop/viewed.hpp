@@ -28,8 +28,8 @@ struct viewed_options {
   double seconds = 2.0;                       ///< Measured window per viewed run (sim alone: 0.6x, >= 0.5 s).
   double warmup_seconds = 0.5;                ///< Run before the window (not measured).
   std::vector<int> rates_hz = {60, 144};      ///< Viewer rates.
-  std::vector<viewer_kind> kinds = {viewer_kind::handoff, viewer_kind::direct, viewer_kind::direct_host,
-                                    viewer_kind::copy};
+  std::vector<viewer_kind> kinds = {viewer_kind::handoff, viewer_kind::direct,      viewer_kind::direct_host,
+                                    viewer_kind::copy,    viewer_kind::idle_vulkan, viewer_kind::idle_cuda};
   int depth = 16;                             ///< Sim steps in flight at most (the sim's own throttle).
 };
 
@@ -44,7 +44,8 @@ struct viewed_run {
   int rate_hz = 0;                          ///< 0: the sim alone.
   std::uint64_t steps = 0;                  ///< Sim steps in the measured window.
   double window_ms = 0.0;                   ///< The window on the GPU's clock (CUDA events).
-  std::uint64_t frames = 0;                 ///< Frames published (and drawn) in the window.
+  std::uint64_t frames = 0;                 ///< Frames published (and drawn) in the window; control
+                                            ///< kinds: their submits in the window (host clock).
   std::uint64_t frames_total = 0;           ///< Frames drawn in the whole run (all checked).
   std::vector<double> frame_gpu_us;         ///< Per frame in the window: the viewer's graphics work (timestamps).
   std::vector<double> tick_to_submit_us;    ///< Per frame in the window: the tick to the submit (host).

@@ -57,7 +57,7 @@ viewed_summary summarize_viewed(const viewed_result& r) {
     x.tick_to_submit_us_median = median(run.tick_to_submit_us);
     x.tick_to_submit_us_p99 = percentile(run.tick_to_submit_us, 0.99);
     s.runs.push_back(x);
-    const bool draws = run.kind != viewer_kind::handoff;
+    const bool draws = run.kind != viewer_kind::handoff && !is_control(run.kind);
     const bool better = !std::isfinite(best) || x.ratio > best;
     if (draws && run.rate_hz == viewed_goal_rate_hz && std::isfinite(x.ratio) && better) {
       best = x.ratio;
@@ -109,6 +109,8 @@ void print_viewed(std::ostream& out, const viewed_result& r, const viewed_summar
       << " sampled particles and signals (no draw);\n  direct = the graphics queue waits for the step and draws "
          "the slot; direct_host = direct, submitted once the step is done (host wait);\n  copy = the transfer "
          "queue waits and copies the slot into the viewer's buffer, the graphics queue draws the copy;\n"
+         "  idle_vulkan = control: an empty graphics submit (two timestamps) per tick, no semaphore, no frame;\n"
+         "  idle_cuda = control: a 4-byte memset per tick on a second stream of the sim's own CUDA context;\n"
          "  handoff/frame = sim lost/frame - viewer GPU mean (what the handoff itself costs the sim)\n";
   out << "  data: " << r.frames_checked << " drawn frames' sampled particles (" << r.samples.size()
       << " each) bitwise equal to step_cpu at their step"

@@ -76,6 +76,8 @@ std::string_view viewer_kind_name(viewer_kind kind) noexcept {
     case viewer_kind::direct: return "direct";
     case viewer_kind::direct_host: return "direct_host";
     case viewer_kind::copy: return "copy";
+    case viewer_kind::idle_vulkan: return "idle_vulkan";
+    case viewer_kind::idle_cuda: return "idle_cuda";
   }
   return "?";
 }
@@ -240,6 +242,18 @@ void mailbox_viewer::submit(viewer_kind kind, std::uint64_t frame, std::uint32_t
   const std::uint32_t r = scene::slot_of(frame);
   slot_objects& o = slots_[r];
   wait_slot(o, "the viewer's frame " + std::to_string(frame) + " - " + std::to_string(ring_slots));
+  if (kind == viewer_kind::idle_cuda) throw bench_failure("mailbox_viewer::submit: idle_cuda is not a Vulkan viewer");
+  if (kind == viewer_kind::idle_vulkan) {  // the control: two timestamps, nothing else
+    begin_one_time(vk, o.pre);
+    const auto q = static_cast<std::uint32_t>(2 * frame);
+    vk.vkCmdResetQueryPool(o.pre, queries_, q, 2);
+    vk.vkCmdWriteTimestamp(o.pre, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, q);
+    vk.vkCmdWriteTimestamp(o.pre, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, q + 1);
+    MEMBRIDGE_FRAME_LOOP_VK(vk.vkEndCommandBuffer(o.pre));
+    submit_graphics(o.pre, {}, {}, o.fence);
+    o.in_flight = true;
+    return;
+  }
 
   const VkBuffer slot_buffer = sc_->vk_buffer;
   const VkDeviceSize slot_offset = sc_->slot_offset(slot);

@@ -24,10 +24,19 @@ enum class viewer_kind : std::uint8_t {
                     ///< so the queue never sits blocked on the GPU wait.
   copy = 3,     ///< The transfer queue waits for the step and copies the slot into the viewer's own
                 ///< buffer (releasing the slot); the graphics queue draws that copy.
+  idle_vulkan = 4,  ///< Control: per tick an empty graphics submit (two timestamps), no semaphore, no
+                    ///< frame taken: what any Vulkan work at that rate costs the sim.
+  idle_cuda = 5,    ///< Control: per tick a 4-byte memset on a second stream of the sim's own CUDA
+                    ///< context: work at that rate with no switch to another context.
 };
-inline constexpr int viewer_kind_count = 4;
+inline constexpr int viewer_kind_count = 6;
 
-/// "handoff", "direct", "direct_host" or "copy".
+/// True for the control kinds, which take no frame from the sim (idle_vulkan, idle_cuda).
+[[nodiscard]] constexpr bool is_control(viewer_kind kind) noexcept {
+  return kind == viewer_kind::idle_vulkan || kind == viewer_kind::idle_cuda;
+}
+
+/// "handoff", "direct", "direct_host", "copy", "idle_vulkan" or "idle_cuda".
 [[nodiscard]] std::string_view viewer_kind_name(viewer_kind kind) noexcept;
 
 /// A timeline semaphore operation of a viewer submit.
@@ -64,7 +73,8 @@ class mailbox_viewer {
   /// the first submit waits for `ready` (the simulation's step), and `release` is signalled after
   /// the slot's last read (the draw for direct, the copy for copy, the sampled copy for handoff). A
   /// `ready` or `release` with no semaphore is left out (back-to-back draws). Waits for the
-  /// resources of frame `frame` - ring_slots first (host).
+  /// resources of frame `frame` - ring_slots first (host). idle_vulkan submits only the two
+  /// timestamps (no wait, no signal, nothing read); idle_cuda is not a Vulkan kind (bench_failure).
   void submit(viewer_kind kind, std::uint64_t frame, std::uint32_t slot, timeline_op ready, timeline_op release);
 
   /// Waits (at most wait_timeout) until every submission of the viewer has finished.

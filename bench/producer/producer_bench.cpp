@@ -167,6 +167,7 @@ struct handoff {
 
 struct block_result {
   std::vector<double> host_us;  // producer-thread time per timed frame
+  std::vector<double> parts_us[3];  // graph path: wait update, signal update, cuGraphLaunch per timed frame
   double gpu_us = 0.0;          // GPU time per timed frame (CUDA events around the timed frames)
 };
 
@@ -218,6 +219,7 @@ class bench_run {
     const std::uint64_t first = next_frame_;
     handoff h;
     block_result out;
+    sync::producer_graph::launch_timing timing;
     out.host_us.reserve(c_.frames);
     std::thread consumer([&] {
       try {
@@ -250,10 +252,17 @@ class bench_run {
             check_cuda(launch_frame_step(mem.args(timeline_.slot(n), j), stream_.get()), "launch_frame_step");
           ok_or_fail(timeline_.cuda_release(stream_.get(), n), "frame_timeline::cuda_release");
         } else {
-          ok_or_fail(graph.launch(stream_.get(), n), "producer_graph::launch");
+          ok_or_fail(graph.launch(stream_.get(), n, &timing), "producer_graph::launch");
         }
         const auto t1 = steady::now();
-        if (i >= c_.warmup) out.host_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+        if (i >= c_.warmup) {
+          out.host_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+          if (p == path::graph) {
+            const std::chrono::nanoseconds parts[3] = {timing.wait_update, timing.signal_update, timing.launch};
+            for (int q = 0; q < 3; ++q)
+              out.parts_us[q].push_back(std::chrono::duration<double, std::micro>(parts[q]).count());
+          }
+        }
         h.enqueued.store(i + 1, std::memory_order_release);
       }
       check_cuda(cudaEventRecord(ev1_, stream_.get()), "cudaEventRecord");
@@ -311,6 +320,12 @@ double p99(const std::vector<double>& v) { return percentile(v, 0.99); }
 std::vector<double> pooled(const std::vector<block_result>& blocks) {
   std::vector<double> out;
   for (const auto& b : blocks) out.insert(out.end(), b.host_us.begin(), b.host_us.end());
+  return out;
+}
+
+std::vector<double> pooled_part(const std::vector<block_result>& blocks, int part) {
+  std::vector<double> out;
+  for (const auto& b : blocks) out.insert(out.end(), b.parts_us[part].begin(), b.parts_us[part].end());
   return out;
 }
 
@@ -388,6 +403,12 @@ int run(const config& c) {
       pj["p99"] = rounded(p99(host), 3);
       lj[p == 0 ? "stream" : "graph"] = {{"host_us", pj}, {"gpu_us_per_frame", to_json(summarize(gpu), 2)}};
     }
+    {  // where the graph path's host time goes (medians of the three driver calls)
+      static constexpr const char* part_names[3] = {"wait_update", "signal_update", "graph_launch"};
+      json bj = json::object();
+      for (int q = 0; q < 3; ++q) bj[part_names[q]] = rounded(median(pooled_part(l.blocks[1], q)), 3);
+      lj["graph"]["host_breakdown_us_median"] = bj;
+    }
     const double host_ratio = median(paired_ratio(l, false));
     const double gpu_ratio = median(paired_ratio(l, true));
     lj["host_ratio_graph_over_stream"] = rounded(host_ratio, 4);
@@ -400,7 +421,10 @@ int run(const config& c) {
   for (const lane& l : lanes)
     std::cout << "  k = " << l.k << ": host graph/stream " << fixed(median(paired_ratio(l, false)), 3)
               << ", GPU graph/stream " << fixed(median(paired_ratio(l, true)), 3)
-              << " (median of paired blocks); producer_graph::create " << fixed(l.graph_create_us, 0) << " us\n";
+              << " (median of paired blocks); producer_graph::create " << fixed(l.graph_create_us, 0)
+              << " us; graph host median by call: wait update " << fixed(median(pooled_part(l.blocks[1], 0)), 2)
+              << " us, signal update " << fixed(median(pooled_part(l.blocks[1], 1)), 2) << " us, cuGraphLaunch "
+              << fixed(median(pooled_part(l.blocks[1], 2)), 2) << " us\n";
 
   struct goal {
     const char* key;

@@ -189,7 +189,18 @@ result<producer_graph> producer_graph::create(const cuda::device& cuda_device, c
   return out;
 }
 
-result<void> producer_graph::launch(CUstream stream, std::uint64_t frame) {
+result<void> producer_graph::launch(CUstream stream, std::uint64_t frame) { return launch(stream, frame, nullptr); }
+
+result<void> producer_graph::launch(CUstream stream, std::uint64_t frame, launch_timing* timing) {
+  using clock = std::chrono::steady_clock;
+  const auto mark = [timing](clock::time_point& at) {
+    if (timing != nullptr) at = clock::now();
+  };
+  clock::time_point t0;
+  clock::time_point t1;
+  clock::time_point t2;
+  clock::time_point t3;
+  mark(t0);
   if (!valid()) return error(errc::invalid_argument, "producer_graph::launch", "the producer graph is empty");
   const auto slots = static_cast<std::uint64_t>(graphs_.size());
   const slot_graph& g = graphs_[static_cast<std::size_t>(frame % slots)];
@@ -205,6 +216,7 @@ result<void> producer_graph::launch(CUstream stream, std::uint64_t frame) {
   if (const CUresult rc = api.cuGraphExecExternalSemaphoresWaitNodeSetParams(g.exec, g.wait, &wait);
       rc != CUDA_SUCCESS)
     return device_->fail(rc, "cuGraphExecExternalSemaphoresWaitNodeSetParams", "frame " + std::to_string(frame));
+  mark(t1);
 
   CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS signal_value{};
   signal_value.params.fence.value = frame_timeline::produced_value(frame);
@@ -215,9 +227,12 @@ result<void> producer_graph::launch(CUstream stream, std::uint64_t frame) {
   if (const CUresult rc = api.cuGraphExecExternalSemaphoresSignalNodeSetParams(g.exec, g.signal, &signal);
       rc != CUDA_SUCCESS)
     return device_->fail(rc, "cuGraphExecExternalSemaphoresSignalNodeSetParams", "frame " + std::to_string(frame));
+  mark(t2);
 
   if (const CUresult rc = api.cuGraphLaunch(g.exec, stream); rc != CUDA_SUCCESS)
     return device_->fail(rc, "cuGraphLaunch", "frame " + std::to_string(frame));
+  mark(t3);
+  if (timing != nullptr) *timing = {t1 - t0, t2 - t1, t3 - t2};
   return ok();
 }
 

@@ -135,6 +135,24 @@ TEST_F(producer_graph_test, one_slot_waits_for_the_previous_frame) {
   EXPECT_EQ(fake_.semaphores_.at(produced_.native()), 4u);
 }
 
+TEST_F(producer_graph_test, the_timed_launch_does_the_same_work_and_reports_each_call) {
+  auto g = producer_graph::create(dev_, semaphores(2), kernels(1));
+  ASSERT_TRUE(g) << g.error().message();
+  fake_.current_ = membridge::testing::fake_primary_context();
+  for (std::uint64_t n = 0; n < 3; ++n) {
+    producer_graph::launch_timing t{std::chrono::nanoseconds(-1), std::chrono::nanoseconds(-1),
+                                    std::chrono::nanoseconds(-1)};
+    const int calls_before = fake_.counted_calls();
+    ASSERT_TRUE(g->launch(stream_, n, &t)) << "frame " << n;
+    EXPECT_EQ(fake_.counted_calls() - calls_before, 4) << "the same driver calls as launch(stream, frame)";
+    EXPECT_GE(t.wait_update.count(), 0);
+    EXPECT_GE(t.signal_update.count(), 0);
+    EXPECT_GE(t.launch.count(), 0);
+  }
+  EXPECT_EQ(fake_.waits_, (std::vector<std::uint64_t>{0, 0, 1}));
+  EXPECT_EQ(fake_.semaphores_.at(produced_.native()), 3u);
+}
+
 TEST_F(producer_graph_test, a_failure_at_every_step_of_create_leaves_nothing) {
   const auto leaks_before = fake_.leaks();
   const auto fds_before = membridge::testing::open_fds();

@@ -9,6 +9,7 @@
 
 #include <cuda.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -87,6 +88,15 @@ class producer_graph {
   /// Errors: invalid_argument when empty; the driver's (naming the call and the frame).
   /// Ownership: `stream` is borrowed.
   [[nodiscard]] result<void> launch(CUstream stream, std::uint64_t frame);
+  /// Where one launch() spent its host time (a profiling aid for benchmarks; steady_clock).
+  struct launch_timing {
+    std::chrono::nanoseconds wait_update{};    ///< Entering the context + ...WaitNodeSetParams.
+    std::chrono::nanoseconds signal_update{};  ///< cuGraphExecExternalSemaphoresSignalNodeSetParams.
+    std::chrono::nanoseconds launch{};         ///< cuGraphLaunch.
+  };
+  /// launch(stream, frame), also writing the time of each driver call to `*timing` (not null).
+  /// Errors and ownership: as launch(stream, frame).
+  [[nodiscard]] result<void> launch(CUstream stream, std::uint64_t frame, launch_timing* timing);
 
   /// The ring size (number of graphs).
   [[nodiscard]] std::uint32_t slots() const noexcept { return static_cast<std::uint32_t>(graphs_.size()); }
