@@ -63,7 +63,7 @@ struct vulkan_functions {
 ///
 /// Command buffers and fences form a ring of `ring` entries: consume(m) first waits (host, at most
 /// wait_timeout) for the fence of frame m - ring, as a renderer waits for its frame in flight.
-/// consume(m) reads CLOCK_MONOTONIC first ("told"); a done_monitor waits on the timeline's
+/// consume(m) reads CLOCK_MONOTONIC first ("told"); a done_monitor polls the timeline's
 /// `consumed` for m + 1 (the value the frame's submit signals) and reads it when that wait returns
 /// ("done"); finish() returns both per frame.
 /// The caller owns the queue meanwhile. Destruction waits (bounded) for the submitted frames; if
