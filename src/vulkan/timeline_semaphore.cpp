@@ -3,7 +3,10 @@
 #include "detail/context_state.hpp"
 #include "detail/vk_error.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <string>
+#include <thread>
 
 namespace membridge::vulkan {
 
@@ -115,14 +118,24 @@ result<void> timeline_semaphore::signal(std::uint64_t value) const {
 
 result<void> timeline_semaphore::wait(std::uint64_t value, std::chrono::nanoseconds timeout) const {
   if (!valid()) return error(errc::invalid_argument, "timeline_semaphore::wait", "the semaphore is empty");
-  VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
-  info.semaphoreCount = 1;
-  info.pSemaphores = &semaphore_;
-  info.pValues = &value;
-  const auto ns = timeout.count() < 0 ? 0 : static_cast<std::uint64_t>(timeout.count());
-  if (const VkResult rc = context_->table.vkWaitSemaphores(context_->device, &info, ns); rc != VK_SUCCESS)
-    return vulkan::detail::make_error(rc, "vkWaitSemaphores", "waiting for value " + std::to_string(value));
-  return ok();
+  // Polls the counter rather than sleeping in vkWaitSemaphores: on NVIDIA's driver (580, H100) a
+  // blocking wait for a value that CUDA or another process signals woke up to ~10 ms after the value
+  // was reached, while polling saw it within the poll period (docs/synchronization.md, "Host waits").
+  // A few polls back to back first (a value about to be reached), then one every poll_period.
+  using clock = std::chrono::steady_clock;
+  constexpr int spin_polls = 32;
+  constexpr auto poll_period = std::chrono::microseconds(100);
+  const auto deadline = clock::now() + std::max(timeout, std::chrono::nanoseconds(0));
+  for (int i = 0;; ++i) {
+    MEMBRIDGE_TRY_ASSIGN(const std::uint64_t now, this->value());
+    if (now >= value) return ok();
+    const auto left = deadline - clock::now();
+    if (left <= clock::duration::zero())
+      return vulkan::detail::make_error(VK_TIMEOUT, "timeline_semaphore::wait",
+                                        "waiting for value " + std::to_string(value) + " (the counter is at " +
+                                            std::to_string(now) + ")");
+    if (i >= spin_polls) std::this_thread::sleep_for(std::min<clock::duration>(poll_period, left));
+  }
 }
 
 timeline_semaphore::timeline_semaphore(timeline_semaphore&& other) noexcept
