@@ -32,6 +32,7 @@
 #include <membridge/cuda/growable_buffer.hpp>
 #include <membridge/cuda/imported_buffer.hpp>
 #include <membridge/cuda/mapping.hpp>
+#include <membridge/cuda/peer.hpp>
 #include <membridge/cuda/vmm_allocation.hpp>
 #endif
 

@@ -28,7 +28,8 @@
   X(cuImportExternalMemory, 10000) X(cuDestroyExternalMemory, 10000)                                  \
   X(cuExternalMemoryGetMappedMipmappedArray, 10000) X(cuMipmappedArrayGetLevel, 5000)                 \
   X(cuMipmappedArrayDestroy, 5000) X(cuSurfObjectCreate, 5000) X(cuSurfObjectDestroy, 5000)               \
-  X(cuMemGetAllocationPropertiesFromHandle, 10020)
+  X(cuMemGetAllocationPropertiesFromHandle, 10020)                                                     \
+  X(cuDeviceCanAccessPeer, 4000) X(cuDeviceGetP2PAttribute, 8000)
 
 namespace membridge::cuda {
 

@@ -112,6 +112,29 @@ CUresult fake_cuDeviceGetPCIBusId(char* bus, int length, CUdevice dev) {
   return CUDA_SUCCESS;
 }
 
+CUresult fake_cuDeviceCanAccessPeer(int* can, CUdevice dev, CUdevice peer) {
+  FAKE_ENTER("cuDeviceCanAccessPeer");
+  const auto& f = active();
+  if (dev < 0 || dev >= f.device_count || peer < 0 || peer >= f.device_count) return CUDA_ERROR_INVALID_DEVICE;
+  *can = dev != peer && f.no_peer_access.count({dev, peer}) == 0 ? 1 : 0;
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuDeviceGetP2PAttribute(int* value, CUdevice_P2PAttribute attribute, CUdevice from, CUdevice to) {
+  FAKE_ENTER("cuDeviceGetP2PAttribute");
+  const auto& f = active();
+  if (from < 0 || from >= f.device_count || to < 0 || to >= f.device_count || from == to)
+    return CUDA_ERROR_INVALID_DEVICE;
+  const bool access = f.no_peer_access.count({from, to}) == 0;
+  switch (attribute) {
+    case CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK: *value = 0; return CUDA_SUCCESS;
+    case CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED: *value = access ? 1 : 0; return CUDA_SUCCESS;
+    case CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED: *value = access && f.peer_native_atomics ? 1 : 0; return CUDA_SUCCESS;
+    case CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED: *value = access ? 1 : 0; return CUDA_SUCCESS;
+    default: return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+
 CUresult fake_cuDevicePrimaryCtxRetain(CUcontext* ctx, CUdevice) {
   FAKE_ENTER("cuDevicePrimaryCtxRetain");
   ++active().retains_;
@@ -335,10 +358,16 @@ CUresult fake_cuMemSetAccess(CUdeviceptr ptr, std::size_t size, const CUmemAcces
   FAKE_ENTER("cuMemSetAccess");
   FAKE_REQUIRE_CONTEXT("cuMemSetAccess");
   auto& f = active();
-  if (count != 1 || desc == nullptr || desc->location.type != CU_MEM_LOCATION_TYPE_DEVICE) {
-    f.note_misuse("cuMemSetAccess with a bad descriptor");
+  if (count == 0 || desc == nullptr) {
+    f.note_misuse("cuMemSetAccess with no descriptor");
     return CUDA_ERROR_INVALID_VALUE;
   }
+  for (std::size_t i = 0; i < count; ++i)
+    if (desc[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE || desc[i].location.id < 0 ||
+        desc[i].location.id >= f.device_count) {
+      f.note_misuse("cuMemSetAccess with a bad descriptor");
+      return CUDA_ERROR_INVALID_VALUE;
+    }
   CUdeviceptr at = ptr;
   std::vector<CUdeviceptr> covered;
   while (at < ptr + size) {
@@ -350,7 +379,20 @@ CUresult fake_cuMemSetAccess(CUdeviceptr ptr, std::size_t size, const CUmemAcces
     covered.push_back(at);
     at += m->second.size;
   }
-  for (const CUdeviceptr address : covered) f.mappings_[address].access = static_cast<int>(desc->flags);
+  // A device other than the memory's own needs peer access to it (the real driver refuses the call).
+  for (const CUdeviceptr address : covered) {
+    const int owner = f.physicals_[f.mappings_[address].physical_id].prop.location.id;
+    for (std::size_t i = 0; i < count; ++i) {
+      const int who = desc[i].location.id;
+      if (who != owner && f.no_peer_access.count({who, owner}) != 0) return CUDA_ERROR_INVALID_DEVICE;
+    }
+  }
+  for (const CUdeviceptr address : covered)
+    for (std::size_t i = 0; i < count; ++i) {
+      auto& rec = f.mappings_[address];
+      if (desc[i].location.id == 0) rec.access = static_cast<int>(desc[i].flags);
+      else rec.peers[desc[i].location.id] = static_cast<int>(desc[i].flags);
+    }
   return CUDA_SUCCESS;
 }
 
@@ -703,6 +745,8 @@ cuda::driver_api fake_cuda::table() {
   t.cuSurfObjectCreate = &fake_cuSurfObjectCreate;
   t.cuSurfObjectDestroy = &fake_cuSurfObjectDestroy;
   t.cuMemGetAllocationPropertiesFromHandle = &fake_cuMemGetAllocationPropertiesFromHandle;
+  t.cuDeviceCanAccessPeer = &fake_cuDeviceCanAccessPeer;
+  t.cuDeviceGetP2PAttribute = &fake_cuDeviceGetP2PAttribute;
   fill_graph_table(t);
   return t;
 }

@@ -11,8 +11,10 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace membridge::testing {
@@ -26,6 +28,7 @@ class fake_cuda {
     CUmemGenericAllocationHandle handle = 0;
     std::uint64_t physical_id = 0;
     int access = 0;  // CUmemAccess_flags of device 0
+    std::map<int, int> peers;  // CUmemAccess_flags of other devices (location id -> flags), when granted
     friend bool operator==(const mapping_rec&, const mapping_rec&) = default;
   };
   /// Everything a test may compare before and after an operation.
@@ -56,6 +59,11 @@ class fake_cuda {
   bool grants_compression = true;                         ///< false: such requests get plain memory
   CUresult compressible_shareable_create = CUDA_SUCCESS;  ///< cuMemCreate's answer for compressible + a handle type
   CUresult compressed_export = CUDA_SUCCESS;              ///< cuMemExportToShareableHandle's for compressed memory
+  /// Peers (device_count > 1): (from, to) pairs for which cuDeviceCanAccessPeer says no; every
+  /// other pair of different devices has access, native atomics (unless peer_native_atomics is
+  /// false), CUDA array access and performance rank 0.
+  std::set<std::pair<int, int>> no_peer_access;
+  bool peer_native_atomics = true;
 
   /// The driver table, wrapped (from_table). Every function routes to the installed instance.
   [[nodiscard]] std::shared_ptr<const cuda::driver> driver() const;

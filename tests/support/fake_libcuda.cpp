@@ -66,6 +66,7 @@ const std::map<std::string, std::vector<int>>& versions() {
       {"cuExternalMemoryGetMappedMipmappedArray", {10000}}, {"cuMipmappedArrayGetLevel", {5000}},
       {"cuMipmappedArrayDestroy", {5000}}, {"cuSurfObjectCreate", {5000}}, {"cuSurfObjectDestroy", {5000}},
       {"cuMemGetAllocationPropertiesFromHandle", {10020}},
+      {"cuDeviceCanAccessPeer", {4000}}, {"cuDeviceGetP2PAttribute", {8000}},
   };
   return v;
 }

@@ -126,7 +126,7 @@ TEST_F(fake_libcuda_test, load_fills_every_entry_at_the_abi_version_its_type_nam
   ASSERT_TRUE(drv) << drv.error().message();
   EXPECT_EQ((*drv)->version(), 13000);
   EXPECT_EQ((*drv)->library_name(), MEMBRIDGE_FAKE_LIBCUDA);
-  EXPECT_EQ(control<int (*)()>("fake_libcuda_requested_count")(), 54);
+  EXPECT_EQ(control<int (*)()>("fake_libcuda_requested_count")(), 56);
   EXPECT_EQ(requested("cuWaitExternalSemaphoresAsync"), 10000);
   EXPECT_EQ(requested("cuImportExternalMemory"), 10000);
   EXPECT_EQ(requested("cuExternalMemoryGetMappedMipmappedArray"), 10000);
@@ -134,6 +134,8 @@ TEST_F(fake_libcuda_test, load_fills_every_entry_at_the_abi_version_its_type_nam
   EXPECT_EQ(requested("cuSurfObjectCreate"), 5000);
   EXPECT_EQ(requested("cuSurfObjectDestroy"), 5000);
   EXPECT_EQ(requested("cuMemGetAllocationPropertiesFromHandle"), 10020);
+  EXPECT_EQ(requested("cuDeviceCanAccessPeer"), 4000);
+  EXPECT_EQ(requested("cuDeviceGetP2PAttribute"), 8000);
   // The entries whose ABI changed over time are asked for at the version driver_api's types name.
   EXPECT_EQ(requested("cuCtxSynchronize"), 2000);  // CUDA 13's form takes a context parameter
   EXPECT_EQ(requested("cuMemGetInfo"), 3020);

@@ -188,6 +188,25 @@ void device_section(std::string& out, const cuda_device_report& d) {
   row(out, "  ", "usable by membridge", yes_no(d.usability.usable) + " (" + d.usability.reason + ")");
 }
 
+// "CUDA peers": one row per ordered pair (from -> to), or why there are none.
+void peer_section(std::string& out, const cuda_report& c) {
+  if (!c.available) return;
+  out += "\nCUDA peers (GPU -> memory of GPU)\n";
+  if (c.peers_error) {
+    error_rows(out, "  ", "error", *c.peers_error);
+    return;
+  }
+  if (c.peers.empty()) {
+    row(out, "  ", "peers", "none (one GPU)");
+    return;
+  }
+  for (const auto& p : c.peers)
+    row(out, "  ", std::to_string(p.from) + " -> " + std::to_string(p.to),
+        p.access ? "access yes, native atomics " + yes_no(p.native_atomics) + ", CUDA arrays " +
+                       yes_no(p.array_access) + ", performance rank " + std::to_string(p.performance_rank)
+                 : std::string("no access"));
+}
+
 void cuda_section(std::string& out, const cuda_report& c) {
   out += "\nCUDA\n";
   row(out, "  ", "available", yes_no(c.available));
@@ -198,6 +217,7 @@ void cuda_section(std::string& out, const cuda_report& c) {
   if (c.device_count) row(out, "  ", "devices", std::to_string(*c.device_count));
   if (c.failure) error_rows(out, "  ", "error", *c.failure);
   for (const auto& d : c.devices) device_section(out, d);
+  peer_section(out, c);
 }
 
 // One line per listed CUDA device that Vulkan was judged for: "  CUDA device 0: Vulkan interop: ready (...)".
@@ -297,6 +317,18 @@ json json_of(const cuda_report& c) {
   j["device_count"] = or_null(c.device_count);
   j["devices"] = json::array();
   for (const auto& d : c.devices) j["devices"].push_back(json_of(d));
+  j["peers"] = json::array();
+  for (const auto& p : c.peers) {
+    json pj = json::object();
+    pj["from"] = p.from;
+    pj["to"] = p.to;
+    pj["access"] = p.access;
+    pj["native_atomics"] = p.native_atomics;
+    pj["cuda_array_access"] = p.array_access;
+    pj["performance_rank"] = p.performance_rank;
+    j["peers"].push_back(pj);
+  }
+  j["peers_error"] = json_of(c.peers_error);
   return j;
 }
 
@@ -328,6 +360,8 @@ report collect(const std::shared_ptr<const cuda::driver>& drv, const collect_opt
   r.cuda.available = true;
   r.cuda.device_count = *count;
   for (const int ordinal : ordinals_to_list(*count, options)) r.cuda.devices.push_back(collect_device(drv, ordinal));
+  if (auto peers = cuda::peer_matrix(*drv)) r.cuda.peers = std::move(peers).value();
+  else r.cuda.peers_error = std::move(peers).error();
   return r;
 }
 

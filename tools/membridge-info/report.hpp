@@ -7,6 +7,7 @@
 
 #include <membridge/core/error.hpp>
 #include <membridge/cuda/device.hpp>
+#include <membridge/cuda/peer.hpp>
 #include <membridge/cuda/driver.hpp>
 
 #include <nlohmann/json.hpp>
@@ -96,6 +97,8 @@ struct cuda_report {
   std::optional<int> driver_version;        ///< cuDriverGetVersion, e.g. 13000; empty when not loaded.
   std::optional<int> device_count;          ///< Devices the driver sees; empty when unknown.
   std::vector<cuda_device_report> devices;  ///< The listed devices (all, or the one asked for).
+  std::vector<cuda::peer_link> peers;       ///< Every ordered pair of the driver's devices (empty with one).
+  std::optional<error> peers_error;         ///< Why the peer matrix could not be read.
 };
 
 /// The whole report.

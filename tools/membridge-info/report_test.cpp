@@ -230,6 +230,33 @@ TEST_F(report_test, json_keys_follow_the_documented_order) {
             "vulkan_interop ");
 }
 
+TEST_F(report_test, the_peer_matrix_is_in_the_text_and_the_json) {
+  fake_.no_peer_access = {{1, 0}};
+  const report r = collect_two_devices();
+  ASSERT_FALSE(r.cuda.peers_error);
+  ASSERT_EQ(r.cuda.peers.size(), 2U);
+  EXPECT_TRUE(r.cuda.peers[0].access);
+  EXPECT_FALSE(r.cuda.peers[1].access);
+  const std::string text = membridge::info::render_text(r);
+  EXPECT_TRUE(contains(text, "\nCUDA peers (GPU -> memory of GPU)\n")) << text;
+  EXPECT_TRUE(contains(text, "0 -> 1:") && contains(text, "access yes, native atomics yes, CUDA arrays yes, "
+                                                          "performance rank 0\n"))
+      << text;
+  EXPECT_TRUE(contains(text, "1 -> 0:") && contains(text, "no access\n")) << text;
+  const auto j = parsed_json(r);
+  ASSERT_EQ(j["cuda"]["peers"].size(), 2U);
+  EXPECT_EQ(j["cuda"]["peers"][1]["from"], 1);
+  EXPECT_EQ(j["cuda"]["peers"][1]["to"], 0);
+  EXPECT_EQ(j["cuda"]["peers"][1]["access"], false);
+  EXPECT_EQ(j["cuda"]["peers"][0]["native_atomics"], true);
+  EXPECT_TRUE(j["cuda"]["peers_error"].is_null());
+
+  fake_.device_count = 1;
+  const report one = membridge::info::collect(fake_.driver(), {});
+  EXPECT_TRUE(one.cuda.peers.empty());
+  EXPECT_TRUE(contains(membridge::info::render_text(one), "none (one GPU)"));
+}
+
 TEST_F(report_test, text_lists_every_device_with_a_verdict) {
   const std::string text = membridge::info::render_text(collect_two_devices());
   EXPECT_TRUE(contains(text, std::string("membridge ") + MEMBRIDGE_VERSION_STRING + "\n")) << text;

@@ -91,6 +91,10 @@ struct driver_api {
 
   // Allocation properties read back (did the driver grant compression?).
   PFN_cuMemGetAllocationPropertiesFromHandle_v10020 cuMemGetAllocationPropertiesFromHandle = nullptr;  ///< properties
+
+  // Peers: what one GPU may do with another's memory (cuda/peer.hpp).
+  PFN_cuDeviceCanAccessPeer_v4000 cuDeviceCanAccessPeer = nullptr;            ///< cuDeviceCanAccessPeer
+  PFN_cuDeviceGetP2PAttribute_v8000 cuDeviceGetP2PAttribute = nullptr;        ///< cuDeviceGetP2PAttribute
 };
 
 /// A loaded CUDA driver: the function table plus the library that backs it.
