@@ -13,8 +13,10 @@
 
 #include <membridge/os/borrowed_fd.hpp>
 #include <membridge/os/dynamic_library.hpp>
+#include <membridge/os/shareable_handle.hpp>
 #include <membridge/os/start_thread.hpp>
 #include <membridge/os/unique_fd.hpp>
+#include <membridge/os/unique_handle.hpp>
 
 #include <membridge/ipc/channel.hpp>
 #include <membridge/ipc/publisher.hpp>

@@ -6,6 +6,9 @@ membridge_root() { cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd; }
 # Build dependencies, by Debian package name (third_party/README.md says what each is for).
 MEMBRIDGE_BUILD_PACKAGES=(cmake ninja-build g++ libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev
   libvulkan-dev libvulkan-volk-dev glslc libglm-dev libstb-dev libglfw3-dev libgl-dev libegl-dev libepoxy-dev)
+# The windows tier: the mingw-w64 cross compiler (posix threads), Wine to run the tests, and
+# GoogleTest's sources (built for Windows by the cross build).
+MEMBRIDGE_WINDOWS_PACKAGES=(g++-mingw-w64-x86-64-posix wine64 googletest)
 # The bounded fuzz run: clang with libFuzzer.
 MEMBRIDGE_FUZZ_PACKAGES=(clang-16 libclang-rt-16-dev)  # clang 15+ has std::source_location
 # What the vulkan tier runs on: the loader, Mesa's lavapipe and the Khronos validation layer.

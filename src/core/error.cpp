@@ -29,6 +29,7 @@ std::string_view to_string(error_source source) noexcept {
     case error_source::vulkan: return "vulkan";
     case error_source::gl: return "gl";
     case error_source::loader: return "loader";
+    case error_source::win32: return "win32";
   }
   return "unknown";
 }
@@ -65,12 +66,54 @@ errc category_of_errno(int value) noexcept {
 
 std::string errno_name(int value) {
   std::string name;
+#if defined(__GLIBC__)
   if (const char* short_name = strerrorname_np(value)) name = short_name;
   else name = "errno " + std::to_string(value);
   name += ": ";
   name += strerrordesc_np(value) ? strerrordesc_np(value) : "unknown error";
+#else
+  name = "errno " + std::to_string(value) + ": " + std::strerror(value);
+#endif
   return name;
 }
+
+/// A Win32 error code's name and category (winerror.h values; the common ones membridge meets).
+struct win32_code {
+  std::uint32_t value;
+  const char* name;
+  errc category;
+};
+constexpr win32_code win32_codes[] = {
+    {0, "ERROR_SUCCESS", errc::internal},
+    {1, "ERROR_INVALID_FUNCTION", errc::unsupported},
+    {2, "ERROR_FILE_NOT_FOUND", errc::os_error},
+    {3, "ERROR_PATH_NOT_FOUND", errc::os_error},
+    {4, "ERROR_TOO_MANY_OPEN_FILES", errc::out_of_memory},
+    {5, "ERROR_ACCESS_DENIED", errc::os_error},
+    {6, "ERROR_INVALID_HANDLE", errc::invalid_argument},
+    {8, "ERROR_NOT_ENOUGH_MEMORY", errc::out_of_memory},
+    {14, "ERROR_OUTOFMEMORY", errc::out_of_memory},
+    {50, "ERROR_NOT_SUPPORTED", errc::unsupported},
+    {87, "ERROR_INVALID_PARAMETER", errc::invalid_argument},
+    {109, "ERROR_BROKEN_PIPE", errc::os_error},
+    {120, "ERROR_CALL_NOT_IMPLEMENTED", errc::unsupported},
+    {121, "ERROR_SEM_TIMEOUT", errc::timeout},
+    {122, "ERROR_INSUFFICIENT_BUFFER", errc::invalid_argument},
+    {126, "ERROR_MOD_NOT_FOUND", errc::os_error},
+    {127, "ERROR_PROC_NOT_FOUND", errc::os_error},
+    {183, "ERROR_ALREADY_EXISTS", errc::os_error},
+    {193, "ERROR_BAD_EXE_FORMAT", errc::os_error},
+    {231, "ERROR_PIPE_BUSY", errc::os_error},
+    {232, "ERROR_NO_DATA", errc::os_error},
+    {233, "ERROR_PIPE_NOT_CONNECTED", errc::os_error},
+    {234, "ERROR_MORE_DATA", errc::protocol_error},
+    {258, "WAIT_TIMEOUT", errc::timeout},
+    {535, "ERROR_PIPE_CONNECTED", errc::os_error},
+    {995, "ERROR_OPERATION_ABORTED", errc::os_error},
+    {997, "ERROR_IO_PENDING", errc::os_error},
+    {1450, "ERROR_NO_SYSTEM_RESOURCES", errc::out_of_memory},
+    {1460, "ERROR_TIMEOUT", errc::timeout},
+};
 
 std::string_view basename(std::string_view path) noexcept {
   const auto slash = path.find_last_of("/\\");
@@ -81,6 +124,14 @@ std::string_view basename(std::string_view path) noexcept {
 
 error error::from_errno(int errno_value, std::string call, std::string context, std::source_location where) {
   return from_native(category_of_errno(errno_value), error_source::os, errno_value, errno_name(errno_value),
+                     std::move(call), std::move(context), where);
+}
+
+error error::from_win32(std::uint32_t last_error, std::string call, std::string context, std::source_location where) {
+  for (const win32_code& c : win32_codes)
+    if (c.value == last_error) return from_native(c.category, error_source::win32, last_error, c.name, std::move(call),
+                                                  std::move(context), where);
+  return from_native(errc::os_error, error_source::win32, last_error, "Win32 error " + std::to_string(last_error),
                      std::move(call), std::move(context), where);
 }
 

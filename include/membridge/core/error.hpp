@@ -29,6 +29,7 @@ enum class error_source : std::uint8_t {
   vulkan,         ///< Vulkan; native_code() is a VkResult.
   gl,             ///< OpenGL / EGL; native_code() is a GLenum or EGLint.
   loader,         ///< dlopen/dlsym; native_code() is 0 and native_name() holds dlerror().
+  win32,          ///< The Win32 API; native_code() is a GetLastError() value (ERROR_*).
 };
 
 /// Short name of a category, e.g. "out_of_memory".
@@ -59,6 +60,14 @@ class error {
 
   /// An error from `errno` after a failed system call `call`.
   [[nodiscard]] static error from_errno(int errno_value, std::string call, std::string context = {},
+                                        std::source_location where = std::source_location::current());
+  /// An error from a Win32 call's GetLastError() value, named ("ERROR_ACCESS_DENIED") and
+  /// categorised: ERROR_NOT_ENOUGH_MEMORY / ERROR_OUTOFMEMORY / too many open files -> out_of_memory;
+  /// ERROR_INVALID_PARAMETER / ERROR_INVALID_HANDLE -> invalid_argument; WAIT_TIMEOUT /
+  /// ERROR_SEM_TIMEOUT / ERROR_TIMEOUT -> timeout; ERROR_NOT_SUPPORTED / ERROR_CALL_NOT_IMPLEMENTED ->
+  /// unsupported; the rest (access denied, not found, pipe errors, unknown codes) -> os_error.
+  /// Available on every platform (the codes are plain numbers), so it is tested on Linux too.
+  [[nodiscard]] static error from_win32(std::uint32_t last_error, std::string call, std::string context = {},
                                         std::source_location where = std::source_location::current());
 
   /// The category to branch on.

@@ -18,8 +18,10 @@ class dynamic_library {
   dynamic_library() noexcept = default;
 
   /// Opens `name` (a soname such as "libcuda.so.1", or a path) with immediate binding and local
-  /// symbols. Errors: driver_unavailable with the loader's message (file missing, wrong
-  /// architecture, unresolved dependencies).
+  /// symbols (Linux: dlopen); on Windows a DLL name ("nvcuda.dll", searched in the application's
+  /// directory and System32, never the current directory) or a path (LoadLibraryExA).
+  /// Errors: driver_unavailable with the loader's message (file missing, wrong architecture,
+  /// unresolved dependencies; on Windows the ERROR_* name).
   /// Ownership: the returned object holds one reference on the library and drops it when destroyed.
   [[nodiscard]] static result<dynamic_library> open(const std::string& name);
 
