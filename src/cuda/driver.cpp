@@ -130,8 +130,13 @@ result<std::shared_ptr<const driver>> driver::load(const std::string& library_na
                        symbol_as<decltype(api.cuDriverGetVersion)>(library, "cuDriverGetVersion"));
 
   if (const CUresult rc = api.cuInit(0); rc != CUDA_SUCCESS) {
+    std::string context = "initialising the CUDA driver from " + library_name;
+    if (rc == CUDA_ERROR_STUB_LIBRARY)
+      context += ": this is the CUDA toolkit's stub libcuda.so (from lib64/stubs), which only satisfies the linker "
+                 "and has no driver in it; the real libcuda.so.1 comes with the NVIDIA driver: install the driver, "
+                 "and take the stubs directory out of LD_LIBRARY_PATH and the binary's rpath";
     return error::from_native(errc::driver_unavailable, error_source::cuda, rc, cu_name(api.cuGetErrorName, rc),
-                              "cuInit", "initialising the CUDA driver from " + library_name);
+                              "cuInit", std::move(context));
   }
   int version = 0;
   if (const CUresult rc = api.cuDriverGetVersion(&version); rc != CUDA_SUCCESS) {

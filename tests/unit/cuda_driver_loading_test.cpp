@@ -36,6 +36,10 @@ TEST(driver_loading, the_toolkit_stub_is_refused_at_cuinit) {
   EXPECT_EQ(drv.error().code(), errc::driver_unavailable);
   EXPECT_EQ(drv.error().call(), "cuInit");
   EXPECT_EQ(drv.error().native_name(), "CUDA_ERROR_STUB_LIBRARY") << drv.error().message();
+  // The message says in plain words what the stub is and where the real library comes from.
+  const std::string m = drv.error().message();
+  EXPECT_NE(m.find("stub libcuda.so (from lib64/stubs)"), std::string::npos) << m;
+  EXPECT_NE(m.find("the real libcuda.so.1 comes with the NVIDIA driver"), std::string::npos) << m;
 }
 #endif
 
@@ -167,6 +171,26 @@ TEST_F(fake_libcuda_test, a_failing_cuinit_is_named) {
   EXPECT_EQ(drv.error().code(), errc::driver_unavailable);
   EXPECT_EQ(drv.error().call(), "cuInit");
   EXPECT_EQ(drv.error().native_name(), "CUDA_ERROR_NO_DEVICE");
+}
+
+TEST_F(fake_libcuda_test, the_stub_library_answer_carries_a_plain_words_hint) {
+  control<void (*)(int)>("fake_libcuda_set_init_result")(CUDA_ERROR_STUB_LIBRARY);
+  const auto drv = driver::load(MEMBRIDGE_FAKE_LIBCUDA);
+  ASSERT_FALSE(drv);
+  EXPECT_EQ(drv.error().code(), errc::driver_unavailable);
+  EXPECT_EQ(drv.error().call(), "cuInit");
+  EXPECT_EQ(drv.error().native_name(), "CUDA_ERROR_STUB_LIBRARY");
+  const std::string m = drv.error().message();
+  EXPECT_NE(m.find("stub libcuda.so (from lib64/stubs), which only satisfies the linker"), std::string::npos) << m;
+  EXPECT_NE(m.find("the real libcuda.so.1 comes with the NVIDIA driver"), std::string::npos) << m;
+  EXPECT_NE(m.find("LD_LIBRARY_PATH"), std::string::npos) << m;
+}
+
+TEST_F(fake_libcuda_test, other_cuinit_failures_carry_no_stub_hint) {
+  control<void (*)(int)>("fake_libcuda_set_init_result")(CUDA_ERROR_NO_DEVICE);
+  const auto drv = driver::load(MEMBRIDGE_FAKE_LIBCUDA);
+  ASSERT_FALSE(drv);
+  EXPECT_EQ(drv.error().message().find("stub"), std::string::npos) << drv.error().message();
 }
 
 TEST_F(fake_libcuda_test, a_driver_older_than_cuda_12_is_refused) {
