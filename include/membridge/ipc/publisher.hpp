@@ -91,8 +91,8 @@ struct publisher_options {
 /// Publishes resources to any number of subscriber processes over a listener (ipc/channel.hpp).
 ///
 /// A thread owned by the publisher accepts connections, checks the peer (listener rules), reads the
-/// subscriber's hello, queues it every current resource with its fds and then a welcome with the
-/// last frame, and watches every subscriber socket: a subscriber that closes, crashes or sends
+/// subscriber's hello, queues it every current resource with its fds (a consumer also the resources
+/// made for it by on_consumer_join) and then a welcome with the last frame, and watches every subscriber socket: a subscriber that closes, crashes or sends
 /// anything malformed is dropped at once (its socket and nothing else is closed) and an event
 /// reports it.
 ///
