@@ -174,6 +174,9 @@ void publisher::impl::finish_handshake(handshake& h) {
   const bool own_resources = s->role == subscriber_role::consumer && static_cast<bool>(options.on_consumer_join);
   std::vector<outgoing_ptr> own;
   if (own_resources) {
+    // Subscribers dropped so far are reported first: whoever makes the resources (frame_publisher:
+    // a semaphore and its CUDA import) then no longer waits for consumers that are gone.
+    deliver_events();
     // Outside the lock: making a consumer's resources may take milliseconds, and the producer never
     // waits for a subscriber.
     auto made = consumer_messages(consumer_join{.subscriber = s->id, .last_frame = seen_frame, .again = false});

@@ -137,16 +137,23 @@ result<void> frame_timeline::cuda_acquire(CUstream stream, std::uint64_t frame) 
     if (frame < slots_) return ok();
     return cuda_consumed_.wait(stream, consumed_value(frame - slots_));
   }
-  const std::lock_guard lock(consumers_->mutex);
-  MEMBRIDGE_TRY(consumers_->tend_retired(produced_));
-  if (frame < slots_ || consumers_->active.empty()) return ok();
-  // One driver call however many consumers there are: N waits on the GPU, one enqueue on the host.
   std::vector<const cuda::external_semaphore*> semaphores;
-  semaphores.reserve(consumers_->active.size());
-  for (const consumer_set::slot_ptr& s : consumers_->active) {
-    semaphores.push_back(&s->cuda);
-    s->last_ref = frame;
+  {
+    std::vector<consumer_set::slot_ptr> dead;  // destroyed after the lock is released
+    const std::lock_guard lock(consumers_->mutex);
+    MEMBRIDGE_TRY(consumers_->tend_retired(produced_, dead));
+    if (frame < slots_ || consumers_->active.empty()) return ok();
+    // last_ref is set under the lock: a consumer removed from now on is raised past this wait and
+    // kept alive until `produced` shows the stream passed frame `frame` (after the wait below).
+    semaphores.reserve(consumers_->active.size());
+    for (const consumer_set::slot_ptr& s : consumers_->active) {
+      semaphores.push_back(&s->cuda);
+      s->last_ref = frame;
+    }
   }
+  // Outside the lock: a stream operation can block the host behind an unresolved external wait, and
+  // remove_consumer (which takes the lock) may be what resolves it. One driver call however many
+  // consumers there are: N waits on the GPU, one enqueue on the host.
   const std::vector<std::uint64_t> values(semaphores.size(), consumed_value(frame - slots_));
   return cuda::external_semaphore::wait_all(stream, semaphores, values)
       .with_context("waiting for " + std::to_string(semaphores.size()) + " consumers before frame " + std::to_string(frame));
@@ -167,8 +174,9 @@ result<void> frame_timeline::host_acquire(std::uint64_t frame, std::chrono::nano
     return consumed_.wait(consumed_value(frame - slots_), timeout);
   }
   {
+    std::vector<consumer_set::slot_ptr> dead;  // destroyed after the lock is released
     const std::lock_guard lock(consumers_->mutex);
-    if (frame < slots_) return consumers_->tend_retired(produced_);
+    if (frame < slots_) return consumers_->tend_retired(produced_, dead);
     for (const consumer_set::slot_ptr& s : consumers_->active) s->last_ref = frame;
   }
   return wait_for_consumers(consumed_value(frame - slots_), timeout);
@@ -179,8 +187,9 @@ result<void> frame_timeline::host_release(std::uint64_t frame) const {
   MEMBRIDGE_TRY(produced_.signal(produced_value(frame)));
   consumers_->note_released(produced_value(frame));
   if (!consumer_slots_) return ok();
+  std::vector<consumer_set::slot_ptr> dead;  // destroyed after the lock is released
   const std::lock_guard lock(consumers_->mutex);
-  return consumers_->tend_retired(produced_);
+  return consumers_->tend_retired(produced_, dead);
 }
 
 void frame_timeline::note_wait(std::uint64_t value) const noexcept {

@@ -22,7 +22,8 @@ constexpr auto wait_slice = std::chrono::milliseconds(2);
 
 }  // namespace
 
-result<void> frame_timeline::consumer_set::tend_retired(const vulkan::timeline_semaphore& produced) {
+result<void> frame_timeline::consumer_set::tend_retired(const vulkan::timeline_semaphore& produced,
+                                                       std::vector<slot_ptr>& dead) {
   if (retired.empty()) return ok();
   MEMBRIDGE_TRY_ASSIGN(const std::uint64_t done, produced.value());
   for (auto it = retired.begin(); it != retired.end();) {
@@ -39,8 +40,9 @@ result<void> frame_timeline::consumer_set::tend_retired(const vulkan::timeline_s
       ++it;
       continue;
     }
-    // The stream passed every wait that used it (or none did): the CUDA import goes first.
-    s.cuda = {};
+    // The stream passed every wait that used it (or none did): destroyed by the caller, outside the
+    // lock (the slot's CUDA import goes before its Vulkan semaphore: declared after it).
+    dead.push_back(std::move(*it));
     it = retired.erase(it);
   }
   return ok();
@@ -131,8 +133,9 @@ result<void> frame_timeline::wait_for_consumers(std::uint64_t value, std::chrono
   std::vector<VkSemaphore> semaphores;
   for (;;) {
     {
+      std::vector<consumer_set::slot_ptr> dead;  // destroyed after the lock is released
       const std::lock_guard lock(consumers_->mutex);
-      MEMBRIDGE_TRY(consumers_->tend_retired(produced_));
+      MEMBRIDGE_TRY(consumers_->tend_retired(produced_, dead));
       semaphores.clear();
       for (const consumer_set::slot_ptr& s : consumers_->active) semaphores.push_back(s->semaphore.get());
       if (semaphores.empty()) return ok();

@@ -46,8 +46,11 @@ struct frame_timeline::consumer_set {
   void note_released(std::uint64_t value) noexcept { raise_to(highest_released, value); }
 
   // Raises retired semaphores that went back below their target (GPU work of a consumer that
-  // died) and destroys those the producer's stream has passed. Lock held.
-  [[nodiscard]] result<void> tend_retired(const vulkan::timeline_semaphore& produced);
+  // died) and moves those the producer's stream has passed to `dead`, which the caller destroys
+  // after releasing the lock (declare it before the lock_guard): no CUDA call is made under the
+  // lock, so a CUDA call that blocks behind a stream's unresolved wait can never hold up
+  // remove_consumer, which resolves it. Lock held.
+  [[nodiscard]] result<void> tend_retired(const vulkan::timeline_semaphore& produced, std::vector<slot_ptr>& dead);
 };
 
 }  // namespace membridge::sync
