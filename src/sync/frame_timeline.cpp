@@ -137,6 +137,7 @@ result<void> frame_timeline::cuda_acquire(CUstream stream, std::uint64_t frame) 
     if (frame < slots_) return ok();
     return cuda_consumed_.wait(stream, consumed_value(frame - slots_));
   }
+  std::vector<consumer_set::slot_ptr> waited;  // copies: alive while the wait is enqueued
   std::vector<const cuda::external_semaphore*> semaphores;
   {
     std::vector<consumer_set::slot_ptr> dead;  // destroyed after the lock is released
@@ -145,8 +146,9 @@ result<void> frame_timeline::cuda_acquire(CUstream stream, std::uint64_t frame) 
     if (frame < slots_ || consumers_->active.empty()) return ok();
     // last_ref is set under the lock: a consumer removed from now on is raised past this wait and
     // kept alive until `produced` shows the stream passed frame `frame` (after the wait below).
-    semaphores.reserve(consumers_->active.size());
-    for (const consumer_set::slot_ptr& s : consumers_->active) {
+    waited = consumers_->active;
+    semaphores.reserve(waited.size());
+    for (const consumer_set::slot_ptr& s : waited) {
       semaphores.push_back(&s->cuda);
       s->last_ref = frame;
     }

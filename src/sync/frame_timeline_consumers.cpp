@@ -63,7 +63,7 @@ result<void> frame_timeline::add_consumer(std::uint64_t id, std::optional<std::u
     }
   }
   // Made outside the lock (milliseconds with a CUDA import): the producer goes on meanwhile.
-  auto s = std::make_unique<consumer_set::slot>();
+  auto s = std::make_shared<consumer_set::slot>();
   s->id = id;
   MEMBRIDGE_TRY_ASSIGN(s->semaphore, vulkan::timeline_semaphore::create(context_, initial, has_cuda())
                                          .with_context("consumer " + std::to_string(id) + "'s semaphore"));
@@ -130,31 +130,36 @@ std::size_t frame_timeline::retired_count() const {
 
 result<void> frame_timeline::wait_for_consumers(std::uint64_t value, std::chrono::nanoseconds timeout) const {
   const auto deadline = clock::now() + timeout;
+  std::vector<consumer_set::slot_ptr> waited;  // copies: alive while waited on outside the lock
   std::vector<VkSemaphore> semaphores;
   for (;;) {
     {
       std::vector<consumer_set::slot_ptr> dead;  // destroyed after the lock is released
       const std::lock_guard lock(consumers_->mutex);
       MEMBRIDGE_TRY(consumers_->tend_retired(produced_, dead));
-      semaphores.clear();
-      for (const consumer_set::slot_ptr& s : consumers_->active) semaphores.push_back(s->semaphore.get());
-      if (semaphores.empty()) return ok();
-      // All of them at once (VK_SEMAPHORE_WAIT_ALL is the default), in slices.
-      const auto left = deadline - clock::now();
-      const auto slice = std::clamp<std::chrono::nanoseconds>(left, std::chrono::nanoseconds(0), wait_slice);
-      const std::vector<std::uint64_t> values(semaphores.size(), value);
-      VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
-      info.semaphoreCount = static_cast<std::uint32_t>(semaphores.size());
-      info.pSemaphores = semaphores.data();
-      info.pValues = values.data();
-      const VkResult rc = context_.functions().vkWaitSemaphores(context_.device(), &info,
-                                                                static_cast<std::uint64_t>(slice.count()));
-      if (rc == VK_SUCCESS) return ok();
-      if (rc != VK_TIMEOUT)
-        return vulkan::make_vulkan_error(rc, "vkWaitSemaphores",
-                                         "waiting for " + std::to_string(semaphores.size()) + " consumers to reach " +
-                                             std::to_string(value));
+      waited = consumers_->active;
     }
+    if (waited.empty()) return ok();
+    semaphores.clear();
+    for (const consumer_set::slot_ptr& s : waited) semaphores.push_back(s->semaphore.get());
+    // All of them at once (VK_SEMAPHORE_WAIT_ALL is the default), outside the lock (the producer's
+    // acquire and remove_consumer never wait for this), in slices: a consumer removed meanwhile
+    // stops being waited for.
+    const auto left = deadline - clock::now();
+    const auto slice = std::clamp<std::chrono::nanoseconds>(left, std::chrono::nanoseconds(0), wait_slice);
+    const std::vector<std::uint64_t> values(semaphores.size(), value);
+    VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+    info.semaphoreCount = static_cast<std::uint32_t>(semaphores.size());
+    info.pSemaphores = semaphores.data();
+    info.pValues = values.data();
+    const VkResult rc =
+        context_.functions().vkWaitSemaphores(context_.device(), &info, static_cast<std::uint64_t>(slice.count()));
+    waited.clear();
+    if (rc == VK_SUCCESS) return ok();
+    if (rc != VK_TIMEOUT)
+      return vulkan::make_vulkan_error(rc, "vkWaitSemaphores",
+                                       "waiting for " + std::to_string(semaphores.size()) + " consumers to reach " +
+                                           std::to_string(value));
     if (clock::now() >= deadline)
       return error(errc::timeout, "frame_timeline",
                    "waiting for " + std::to_string(semaphores.size()) + " consumers to reach " + std::to_string(value));

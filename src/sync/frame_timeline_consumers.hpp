@@ -25,7 +25,10 @@ struct frame_timeline::consumer_set {
     std::optional<std::uint64_t> last_ref;  // the last frame whose acquire included it
     std::uint64_t target = 0;               // retired: the value it is kept at
   };
-  using slot_ptr = std::unique_ptr<slot>;  // stable addresses: consumer(id) hands one out
+  // Shared: a host wait holds copies while it waits outside the lock, so a slot retired and passed
+  // meanwhile is destroyed only when the last holder lets go (never under the lock). Stable
+  // addresses: consumer(id) hands one out.
+  using slot_ptr = std::shared_ptr<slot>;
 
   std::mutex mutex;               // guards active and retired
   std::vector<slot_ptr> active;   // waited for by every acquire
