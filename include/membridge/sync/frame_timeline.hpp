@@ -61,9 +61,9 @@ struct semaphore_op {
 /// cuWaitExternalSemaphoresAsync over the N current semaphores (none when N is 0), host_acquire
 /// waits on each. remove_consumer takes a consumer out of the wait set at once (later acquires never
 /// wait on it), raises its semaphore to the last value any enqueued acquire waits for, and retires
-/// it: each later producer call (acquire, release) raises it again if GPU work of a dead consumer set
-/// it back, and destroys it (CUDA import first) once `produced` shows the stream passed the last
-/// acquire that included it. No thread and no clock are involved. docs/synchronization.md,
+/// it: each later acquire (and host_release, wait_consumed) raises it again if GPU work of a dead
+/// consumer set it back, and destroys it (CUDA import first) once `produced` shows the stream passed
+/// the last acquire that included it. No thread of its own and no timer are involved. docs/synchronization.md,
 /// "Several consumers", says what it costs.
 ///
 /// Thread use: the producer calls (cuda_acquire/cuda_release or host_*) may run on one thread and the
