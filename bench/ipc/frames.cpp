@@ -287,15 +287,19 @@ class announcements {
   std::uint64_t next_ = 0;  // guarded by lock_
 };
 
-/// Waits on the host until `timeline`'s `consumed` (or `produced`) reached frame `n`, in short
-/// waits; false when the run stopped. Throws when the value did not move for wait_timeout.
+/// Waits on the host until `timeline`'s `consumed` (every consumer's, for a frame_publisher's) or
+/// `produced` reached frame `n`, in short waits; false when the run stopped. Throws when the value
+/// did not move for wait_timeout (for consumers of their own, `produced` stands for their progress:
+/// it cannot run more than `slots` frames ahead of them).
 bool wait_frame(const sync::frame_timeline& timeline, bool consumed, std::uint64_t n, const run_stop& stop) {
-  const vulkan::timeline_semaphore& sem = consumed ? timeline.consumed() : timeline.produced();
+  const vulkan::timeline_semaphore& sem =
+      consumed && !timeline.has_consumer_slots() ? timeline.consumed() : timeline.produced();
   auto deadline = std::chrono::steady_clock::now() + wait_timeout;
   std::uint64_t seen = 0;
   for (;;) {
     if (stop.stopped()) return false;
-    const auto r = sem.wait(n + 1, std::chrono::milliseconds(100));
+    const auto r = consumed ? timeline.wait_consumed(n, std::chrono::milliseconds(100))
+                            : timeline.wait_produced(n, std::chrono::milliseconds(100));
     if (r) return true;
     if (r.error().code() != errc::timeout) throw bench_failure("waiting for frame " + std::to_string(n) + ": " + r.error().message());
     const std::uint64_t now = value_or_fail(sem.value(), "reading a frame semaphore");

@@ -101,8 +101,9 @@ result<bool> attachment::wait_for_resources(clock_type::time_point deadline) {
   const auto start = clock_type::now();
   for (;;) {
     const auto* produced = subscriber_.semaphore(ipc_layout::produced_name);
+    // Only a consumer receives a `consumed` semaphore (its own); an observer never signals one.
     const auto* consumed = subscriber_.semaphore(ipc_layout::consumed_name);
-    if (buffer() != nullptr && produced != nullptr && consumed != nullptr) {
+    if (buffer() != nullptr && produced != nullptr && (consumed != nullptr || !consumer())) {
       slots_ = static_cast<std::uint32_t>(std::min<std::uint64_t>(produced->description.parameter,
                                                                   std::numeric_limits<std::uint32_t>::max()));
       times_.resources_ms = std::chrono::duration<double, std::milli>(clock_type::now() - start).count();
@@ -113,8 +114,9 @@ result<bool> attachment::wait_for_resources(clock_type::time_point deadline) {
     if (now >= deadline)
       return error(errc::timeout, "membridge_ipc_viewer",
                    "the producer published no '" + std::string(ipc_layout::buffer_name) + "' buffer with '" +
-                       std::string(ipc_layout::produced_name) + "' and '" + std::string(ipc_layout::consumed_name) +
-                       "' semaphores in time");
+                       std::string(ipc_layout::produced_name) + "'" +
+                       (consumer() ? " and its own '" + std::string(ipc_layout::consumed_name) + "'" : std::string()) +
+                       " semaphores in time");
     MEMBRIDGE_TRY(pump(std::min<std::chrono::milliseconds>(
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now) + 1ms, 50ms)));
   }
@@ -125,17 +127,19 @@ result<void> attachment::import(const membridge::vulkan::device_context& context
   const auto* b = buffer();
   const auto* produced = subscriber_.semaphore(ipc_layout::produced_name);
   const auto* consumed = subscriber_.semaphore(ipc_layout::consumed_name);
-  if (b == nullptr || produced == nullptr || consumed == nullptr)
+  if (b == nullptr || produced == nullptr || (consumed == nullptr && consumer()))
     return error(errc::invalid_argument, call, "import() before wait_for_resources()");
   const membridge::ipc::buffer_description& d = b->description;
   if (d.format.name != ipc_layout::format_name || d.format.stride != ipc_layout::stride)
     return error(errc::unsupported, call,
                  "buffer '" + d.name + "' has format '" + d.format.name + "' (stride " + std::to_string(d.format.stride) +
                      "); this viewer draws " + std::string(ipc_layout::format_name) + " (stride 32)");
-  if (slots_ == 0 || slots_ > 64 || consumed->description.parameter != produced->description.parameter)
+  if (slots_ == 0 || slots_ > 64 ||
+      (consumed != nullptr && consumed->description.parameter != produced->description.parameter))
     return error(errc::unsupported, call,
                  "the frame semaphores give " + std::to_string(produced->description.parameter) + " and " +
-                     std::to_string(consumed->description.parameter) + " slots; expected one count from 1 to 64");
+                     (consumed != nullptr ? std::to_string(consumed->description.parameter) : std::string("no")) +
+                     " slots; expected one count from 1 to 64");
   const auto count = ipc_layout::count_for(d.size, slots_);
   if (!count)
     return error(errc::unsupported, call,
@@ -156,7 +160,10 @@ result<void> attachment::import(const membridge::vulkan::device_context& context
   growth_announced_.reset();  // a growth announced while connecting is in this import already
 
   t = clock_type::now();
-  MEMBRIDGE_TRY_ASSIGN(timeline_, membridge::sync::frame_timeline::import(context, produced->fd, consumed->fd,
+  // A consumer's `consumed` is its own (it starts at the frame it joined at); an observer has none.
+  const membridge::os::borrowed_fd consumed_fd = consumed != nullptr ? membridge::os::borrowed_fd(consumed->fd)
+                                                                     : membridge::os::borrowed_fd();
+  MEMBRIDGE_TRY_ASSIGN(timeline_, membridge::sync::frame_timeline::import(context, produced->fd, consumed_fd,
                                                                           {.slots = slots_})
                                       .with_context("importing the frame semaphores"));
   times_.timeline_import_ms = ms_since(t);

@@ -4,6 +4,7 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace membridge::cuda {
 
@@ -54,6 +55,34 @@ result<void> external_semaphore::wait(CUstream stream, std::uint64_t value) cons
   if (const CUresult rc = device_->api().cuWaitExternalSemaphoresAsync(&semaphore_, &params, 1, stream);
       rc != CUDA_SUCCESS)
     return device_->fail(rc, "cuWaitExternalSemaphoresAsync", "waiting for value " + std::to_string(value));
+  return ok();
+}
+
+result<void> external_semaphore::wait_all(CUstream stream, std::span<const external_semaphore* const> semaphores,
+                                          std::span<const std::uint64_t> values) {
+  constexpr const char* call = "external_semaphore::wait_all";
+  if (semaphores.size() != values.size())
+    return error(errc::invalid_argument, call,
+                 std::to_string(semaphores.size()) + " semaphores for " + std::to_string(values.size()) + " values");
+  if (semaphores.empty()) return ok();
+  std::vector<CUexternalSemaphore> handles;
+  std::vector<CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS> params(semaphores.size());
+  handles.reserve(semaphores.size());
+  for (std::size_t i = 0; i < semaphores.size(); ++i) {
+    const external_semaphore* s = semaphores[i];
+    if (s == nullptr || !s->valid())
+      return error(errc::invalid_argument, call, "semaphore " + std::to_string(i) + " is empty");
+    if (s->device_ != semaphores[0]->device_)
+      return error(errc::invalid_argument, call, "the semaphores were imported into different devices");
+    handles.push_back(s->semaphore_);
+    params[i].params.fence.value = values[i];
+  }
+  const auto& device = semaphores[0]->device_;
+  MEMBRIDGE_TRY_ASSIGN(auto scope, device->enter());
+  if (const CUresult rc = device->api().cuWaitExternalSemaphoresAsync(handles.data(), params.data(),
+                                                                       static_cast<unsigned int>(handles.size()), stream);
+      rc != CUDA_SUCCESS)
+    return device->fail(rc, "cuWaitExternalSemaphoresAsync", "waiting on " + std::to_string(handles.size()) + " semaphores");
   return ok();
 }
 

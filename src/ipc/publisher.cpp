@@ -1,45 +1,28 @@
-#include <membridge/ipc/publisher.hpp>
+#include "detail/publisher_impl.hpp"
 
-#include "detail/payload.hpp"
-
-#include <membridge/core/log.hpp>
 #include <membridge/os/start_thread.hpp>
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cerrno>
-#include <deque>
-#include <mutex>
 #include <poll.h>
 #include <span>
 #include <sys/eventfd.h>
-#include <thread>
 #include <unistd.h>
-#include <utility>
 
 namespace membridge::ipc {
 
 namespace {
 
-using clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
+using detail::clock;
 using detail::outgoing;
 using detail::outgoing_ptr;
 using detail::shared_fd;
-
-/// Frames are not queued to a subscriber that has this many messages waiting (it misses them).
-constexpr std::size_t frame_backlog = 256;
-/// A subscriber with this many messages waiting is dropped at once, whatever send_timeout says.
-constexpr std::size_t max_queue = 1U << 16U;
-/// Connections waiting for their hello; past this the oldest is refused.
-constexpr std::size_t max_pending_handshakes = 256;
-/// How long accepting pauses after accept4 ran out of fds (EMFILE, ENFILE) or memory.
-constexpr auto accept_pause = 100ms;
-/// Refusals after the first are summed up in one log line per interval.
-constexpr auto refusal_log_interval = 5s;
-/// Messages a drain takes from a queue per lock.
-constexpr std::size_t drain_batch = 32;
+using detail::make_outgoing;
+using detail::who;
+using detail::drain_batch;
+using detail::refusal_log_interval;
 
 bool same_chunks(const buffer_description& a, const buffer_description& b, std::size_t count) {
   for (std::size_t i = 0; i < count; ++i)
@@ -54,115 +37,12 @@ std::vector<shared_fd> share(std::vector<os::unique_fd> fds) {
   return out;
 }
 
-outgoing_ptr make_outgoing(message_type type, std::vector<std::byte> payload, std::vector<shared_fd> fds = {}) {
-  return std::make_shared<const outgoing>(outgoing{type, std::move(payload), std::move(fds)});
-}
-
 int ms_until(clock::time_point t, clock::time_point now) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(t - now).count() + 1;
   return static_cast<int>(std::clamp<long long>(left, 0, 60'000));
 }
 
-std::string who(std::uint64_t id, const peer_credentials& peer, const std::string& client_name) {
-  return "subscriber " + std::to_string(id) + " (pid " + std::to_string(peer.pid) + ", \"" +
-         detail::printable(client_name) + "\")";
-}
-
 }  // namespace
-
-struct publisher::impl {
-  struct buffer_entry {
-    buffer_description description;
-    std::vector<shared_fd> fds;
-    std::vector<outgoing_ptr> state;  // its messages for a joiner (built on demand; empty: stale)
-  };
-  struct semaphore_entry {
-    semaphore_description description;
-    outgoing_ptr state;
-  };
-  // A subscriber. The producer only queues messages (under `mutex`); the publisher's thread alone
-  // reads and writes its socket, so no producer call ever waits for a subscriber.
-  struct subscriber_entry {
-    std::uint64_t id = 0;
-    subscriber_role role = subscriber_role::observer;
-    std::string client_name;
-    peer_credentials peer;
-    channel ch;                                   // the thread's only
-    std::optional<clock::time_point> stalled;     // the thread's only: since when nothing could be sent
-    std::deque<outgoing_ptr> queue;               // guarded by mutex
-    std::string doomed;                           // guarded by mutex: non-empty: drop it for this reason
-  };
-  using subscriber_ptr = std::shared_ptr<subscriber_entry>;
-  struct handshake {
-    channel ch;
-    clock::time_point deadline;
-  };
-
-  publisher_options options;
-  listener listen;
-  os::unique_fd wake;
-  std::thread thread;
-  std::atomic<bool> stopping{false};
-
-  mutable std::mutex mutex;  // guards everything below up to the thread's own state
-  std::vector<buffer_entry> buffers;
-  std::vector<semaphore_entry> semaphores;
-  std::vector<subscriber_ptr> subscribers;
-  std::optional<std::uint64_t> last_frame;
-  std::uint64_t next_id = 1;
-  std::vector<publisher_event> events;  // delivered to on_event by the thread, outside the lock
-
-  // The thread's own.
-  std::deque<handshake> pending_handshakes;  // connections that have not said hello
-  std::optional<clock::time_point> accept_paused_until;
-  std::size_t accept_failures = 0;           // in the current episode of failing accepts
-  std::optional<clock::time_point> refusal_window_end;
-  std::size_t refusals_unlogged = 0;
-  std::string last_refusal;
-
-  void run() noexcept;
-  void notify() const noexcept {
-    const std::uint64_t one = 1;
-    [[maybe_unused]] const auto n = ::write(wake.get(), &one, sizeof one);
-  }
-  // Queues `m` to every subscriber (lock held); frames skip subscribers that are far behind.
-  void broadcast(const outgoing_ptr& m) {
-    for (const subscriber_ptr& s : subscribers) enqueue(*s, m);
-  }
-  void broadcast(const std::vector<outgoing_ptr>& ms) {
-    for (const subscriber_ptr& s : subscribers)
-      for (const outgoing_ptr& m : ms) enqueue(*s, m);
-  }
-  void enqueue(subscriber_entry& s, const outgoing_ptr& m) {
-    if (!s.doomed.empty()) return;
-    if (m->type == message_type::frame && s.queue.size() >= frame_backlog) return;  // it misses this frame
-    if (s.queue.size() >= max_queue) {
-      s.doomed = "its queue reached " + std::to_string(max_queue) + " messages";
-      return;
-    }
-    s.queue.push_back(m);
-  }
-  publisher_event event_for(publisher_event::kind what, const subscriber_entry& s, std::string reason) const {
-    publisher_event e;
-    e.what = what;
-    e.subscriber = s.id;
-    e.role = s.role;
-    e.peer = s.peer;
-    e.client_name = s.client_name;
-    e.reason = std::move(reason);
-    e.last_frame = last_frame;
-    return e;
-  }
-  void drop(const subscriber_ptr& s, std::string reason);
-  void refuse(const peer_credentials& peer, std::string reason, std::string client_name = {});
-  void accept_one();
-  void finish_handshake(handshake& h);
-  void read_subscriber(const subscriber_ptr& s);
-  void drain(const subscriber_ptr& s);
-  void flush_and_say_goodbye() noexcept;
-  void deliver_events();
-  [[nodiscard]] std::vector<outgoing_ptr> state_messages(subscriber_role granted);
-};
 
 // Drops `s` (lock not held): takes it out of the list, reports it, closes its socket.
 void publisher::impl::drop(const subscriber_ptr& s, std::string reason) {
@@ -176,122 +56,6 @@ void publisher::impl::drop(const subscriber_ptr& s, std::string reason) {
     s->queue.clear();
   }
   s->ch.close();
-}
-
-// Reports a refused connection; the log gets the first of an interval, then one summary line.
-void publisher::impl::refuse(const peer_credentials& peer, std::string reason, std::string client_name) {
-  const auto now = clock::now();
-  const std::string line = "(pid " + std::to_string(peer.pid) + ", uid " + std::to_string(peer.uid) + "): " +
-                           detail::printable(reason);
-  if (!refusal_window_end || now >= *refusal_window_end) {
-    log(log_level::warning, "ipc::publisher: refused a connection " + line);
-    refusal_window_end = now + refusal_log_interval;
-  } else {
-    ++refusals_unlogged;
-    last_refusal = line;
-  }
-  publisher_event e;
-  e.what = publisher_event::kind::refused;
-  e.peer = peer;
-  e.client_name = std::move(client_name);
-  e.reason = std::move(reason);
-  std::lock_guard lock(mutex);
-  e.last_frame = last_frame;
-  events.push_back(std::move(e));
-}
-
-std::vector<outgoing_ptr> publisher::impl::state_messages(subscriber_role granted) {
-  std::vector<outgoing_ptr> out;
-  for (buffer_entry& b : buffers) {
-    if (b.state.empty()) b.state = detail::buffer_messages(message_type::resource, b.description, b.fds, 0);
-    out.insert(out.end(), b.state.begin(), b.state.end());
-  }
-  for (const semaphore_entry& s : semaphores) out.push_back(s.state);
-  detail::welcome_payload w;
-  w.publisher_name = options.publisher_name;
-  w.granted = granted;
-  w.last_frame = last_frame;
-  w.resource_count = static_cast<std::uint32_t>(buffers.size() + semaphores.size());
-  out.push_back(make_outgoing(message_type::welcome, detail::encode(w)));
-  return out;
-}
-
-void publisher::impl::accept_one() {
-  auto accepted = listen.accept(0ms);
-  if (!accepted) {
-    const auto& e = accepted.error();
-    if (e.code() == errc::protocol_error) {
-      refuse({}, e.message());
-    } else if (e.code() != errc::timeout) {  // a timeout: the connection was withdrawn meanwhile
-      // EMFILE, ENFILE, ENOBUFS, ENOMEM...: the connection stays in the backlog and the listener
-      // readable, so polling it again at once would spin. Pause, and log once per episode.
-      accept_paused_until = clock::now() + accept_pause;
-      if (accept_failures++ == 0)
-        log(log_level::warning, "ipc::publisher: " + e.message() + "; accepting again every " +
-                                    std::to_string(accept_pause.count()) + " ms (logged once until it works)");
-    }
-    return;
-  }
-  if (accept_failures > 0) {
-    log(log_level::info, "ipc::publisher: accepting connections again after " + std::to_string(accept_failures) +
-                             " failed accepts");
-    accept_failures = 0;
-  }
-  if (pending_handshakes.size() >= max_pending_handshakes) {
-    handshake& oldest = pending_handshakes.front();
-    refuse(oldest.ch.peer(), "too many connections (" + std::to_string(max_pending_handshakes) +
-                                 ") waiting for their hello: the oldest is dropped");
-    pending_handshakes.pop_front();
-  }
-  pending_handshakes.push_back(handshake{std::move(*accepted), clock::now() + options.handshake_timeout});
-  // A subscriber sends its hello right after connecting, so it is usually queued already: answer it
-  // now instead of after another poll round (a hello not there yet is waited for as before).
-  finish_handshake(pending_handshakes.back());
-  if (!pending_handshakes.back().ch.valid()) pending_handshakes.pop_back();
-}
-
-void publisher::impl::finish_handshake(handshake& h) {
-  const peer_credentials peer = h.ch.peer();
-  auto m = h.ch.receive(0ms);
-  if (!m) {
-    if (m.error().code() == errc::timeout) return;  // spurious wake-up; keep waiting
-    refuse(peer, "handshake: " + m.error().message());
-    h.ch.close();
-    return;
-  }
-  if (m->type != message_type::hello || !m->fds.empty()) {
-    refuse(peer, std::string("handshake: expected hello without fds, got ") + std::string(to_string(m->type)) +
-                     (m->fds.empty() ? "" : " with " + std::to_string(m->fds.size()) + " fds"));
-    h.ch.close();
-    return;
-  }
-  auto hello = detail::decode_hello(m->payload);
-  if (!hello) {
-    refuse(peer, "handshake: " + hello.error().message());
-    h.ch.close();
-    return;
-  }
-  // The state is queued, not sent: the thread sends it without the lock (a joiner that never reads
-  // is dropped after send_timeout and holds up nobody).
-  auto s = std::make_shared<subscriber_entry>();
-  s->peer = peer;
-  s->client_name = std::move(hello->client_name);
-  s->ch = std::move(h.ch);
-  {
-    std::lock_guard lock(mutex);
-    const bool consumer_taken = std::any_of(subscribers.begin(), subscribers.end(),
-                                            [](const subscriber_ptr& x) { return x->role == subscriber_role::consumer; });
-    s->role = hello->role == subscriber_role::consumer && !consumer_taken ? subscriber_role::consumer
-                                                                          : subscriber_role::observer;
-    s->id = next_id++;
-    const auto state = state_messages(s->role);
-    s->queue.assign(state.begin(), state.end());
-    events.push_back(event_for(publisher_event::kind::joined, *s, {}));
-    subscribers.push_back(s);
-  }
-  log(log_level::info, "ipc::publisher: " + who(s->id, peer, s->client_name) + " joined as " +
-                           (s->role == subscriber_role::consumer ? "consumer" : "observer"));
-  drain(s);
 }
 
 void publisher::impl::read_subscriber(const subscriber_ptr& s) {
@@ -645,6 +409,12 @@ bool publisher::has_consumer() const {
   std::lock_guard lock(impl_->mutex);
   return std::any_of(impl_->subscribers.begin(), impl_->subscribers.end(),
                      [](const auto& s) { return s->role == subscriber_role::consumer; });
+}
+
+std::size_t publisher::consumer_count() const {
+  if (!impl_) return 0;
+  std::lock_guard lock(impl_->mutex);
+  return impl_->consumers_locked();
 }
 
 std::optional<std::uint64_t> publisher::last_frame() const {

@@ -1,6 +1,7 @@
 #include <membridge/vulkan/device_context.hpp>
 
 #include "detail/context_state.hpp"
+#include "detail/vk_error.hpp"
 
 #include <membridge/core/log.hpp>
 
@@ -149,6 +150,10 @@ result<std::uint32_t> device_context::find_memory_type(std::uint32_t type_bits, 
 
 std::uint64_t device_context::validation_message_count() const noexcept {
   return state_->validation ? state_->validation->count.load() : 0;
+}
+
+error make_vulkan_error(VkResult result, std::string call, std::string context, std::source_location where) {
+  return detail::make_error(result, std::move(call), std::move(context), where);
 }
 
 }  // namespace membridge::vulkan

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 
 namespace membridge::cuda {
 
@@ -44,6 +45,13 @@ class external_semaphore {
   [[nodiscard]] result<void> signal(CUstream stream, std::uint64_t value) const;
   /// Enqueues on `stream`: later work waits until the counter reaches `value`.
   [[nodiscard]] result<void> wait(CUstream stream, std::uint64_t value) const;
+  /// Enqueues on `stream` ONE wait (one cuWaitExternalSemaphoresAsync call) until every
+  /// `semaphores[i]` reaches `values[i]`. Nothing is enqueued when `semaphores` is empty.
+  /// Errors: invalid_argument for sizes that differ, an empty semaphore, or semaphores of different
+  /// devices; the driver's errors.
+  /// Ownership: borrows the semaphores (they must outlive the enqueued wait).
+  [[nodiscard]] static result<void> wait_all(CUstream stream, std::span<const external_semaphore* const> semaphores,
+                                             std::span<const std::uint64_t> values);
 
   /// The CUDA handle. Ownership: owned by this object.
   [[nodiscard]] CUexternalSemaphore native() const noexcept { return semaphore_; }

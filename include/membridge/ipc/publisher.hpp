@@ -23,8 +23,10 @@ struct publisher_event {
   enum class kind : std::uint8_t {
     joined = 1,   ///< A subscriber said hello; the current state and the welcome are queued to it.
     left = 2,     ///< A subscriber said goodbye, went away (crash, kill -9) or was dropped (also one
-                  ///< that never read its current state).
-    refused = 3,  ///< A connection was refused (wrong uid, bad or missing hello, too many waiting).
+                  ///< that never read its current state, or a consumer refused after
+                  ///< on_consumer_join made its resources: they will not be used).
+    refused = 3,  ///< A connection was refused (wrong uid, bad or missing hello, too many waiting,
+                  ///< on_consumer_join failed).
   };
   kind what = kind::joined;        ///< What happened.
   std::uint64_t subscriber = 0;    ///< The publisher's id for the subscriber (0 for refused ones).
@@ -34,6 +36,29 @@ struct publisher_event {
                                    ///< publisher's own log escapes them, escape them before printing).
   std::string reason;              ///< Why it left or was refused (empty for joined).
   std::optional<std::uint64_t> last_frame;  ///< The last announced frame when it happened.
+};
+
+/// A resource made for one consumer when it joins (publisher_options::on_consumer_join).
+/// Ownership: the holder owns the fd; the publisher sends it to that consumer only.
+struct consumer_semaphore {
+  semaphore_description description;  ///< Its name (unique among the published resources) and kind.
+  os::unique_fd fd;                   ///< Its opaque fd.
+};
+
+/// The resources made for one joining consumer.
+/// Ownership: owns every fd (the publisher closes them once queued to the consumer's socket).
+struct consumer_resources {
+  std::vector<consumer_semaphore> semaphores;  ///< Sent to that consumer only, before its welcome.
+};
+
+/// What publisher_options::on_consumer_join is told about a joiner granted the consumer role.
+struct consumer_join {
+  std::uint64_t subscriber = 0;             ///< The publisher's id for it (as in publisher_event).
+  std::optional<std::uint64_t> last_frame;  ///< The last announced frame: the joiner consumes frames after it.
+  /// False for the first call (outside the publisher's lock). True for the second call, made with the
+  /// publisher's lock held when a frame was announced during the first: last_frame is then the final
+  /// one, and the returned resources replace the first call's.
+  bool again = false;
 };
 
 /// How a publisher listens and treats its subscribers.
@@ -48,13 +73,26 @@ struct publisher_options {
   /// Called on the publisher's thread for every publisher_event. It must not call back into the
   /// publisher. Optional.
   std::function<void(const publisher_event&)> on_event;
+  /// How many subscribers may hold the consumer role at once; a joiner past the limit is granted
+  /// observer. 0 grants no one the consumer role.
+  std::size_t max_consumers = 1;
+  /// Called on the publisher's thread for every joiner granted the consumer role, before its state
+  /// is queued: the returned resources are queued to that joiner only (after the shared state,
+  /// before its welcome) and never kept for later joiners. The first call is made outside the
+  /// publisher's lock (it may take milliseconds, e.g. to make a semaphore). If a frame was announced
+  /// meanwhile, it is called once more with `again` set and the final last_frame, with the lock held:
+  /// that call must be quick (no waiting) and its resources replace the first call's. It must not
+  /// call back into the publisher. An error refuses the joiner (a `refused` event, and the joiner's
+  /// connect fails with the callback's message). Optional: without it consumers get no resources
+  /// of their own.
+  std::function<result<consumer_resources>(const consumer_join&)> on_consumer_join;
 };
 
 /// Publishes resources to any number of subscriber processes over a listener (ipc/channel.hpp).
 ///
 /// A thread owned by the publisher accepts connections, checks the peer (listener rules), reads the
-/// subscriber's hello, queues it every current resource with its fds and then a welcome with the
-/// last frame, and watches every subscriber socket: a subscriber that closes, crashes or sends
+/// subscriber's hello, queues it every current resource with its fds (a consumer also the resources
+/// made for it by on_consumer_join) and then a welcome with the last frame, and watches every subscriber socket: a subscriber that closes, crashes or sends
 /// anything malformed is dropped at once (its socket and nothing else is closed) and an event
 /// reports it.
 ///
@@ -72,8 +110,9 @@ struct publisher_options {
 /// summed up in one line per 5 s. An accept that fails for want of fds or memory (EMFILE, ENFILE)
 /// pauses accepting for 100 ms (logged once per episode) instead of spinning.
 ///
-/// At most one subscriber holds the consumer role (subscriber_role::consumer); a second one asking
-/// for it is granted observer. Subscribers joining late get the current state, never a history.
+/// At most options.max_consumers subscribers hold the consumer role (subscriber_role::consumer) at
+/// once; one more asking for it is granted observer. Each consumer may get resources of its own
+/// (options.on_consumer_join). Subscribers joining late get the current state, never a history.
 ///
 /// Thread-safe: producer calls may come from any thread (they are serialised).
 /// Move-only; destruction sends goodbye to every subscriber, stops the thread and closes everything
@@ -126,6 +165,8 @@ class publisher {
   [[nodiscard]] std::size_t subscriber_count() const;
   /// True while a subscriber holds the consumer role.
   [[nodiscard]] bool has_consumer() const;
+  /// The number of subscribers that hold the consumer role.
+  [[nodiscard]] std::size_t consumer_count() const;
   /// The last announced frame, if any.
   [[nodiscard]] std::optional<std::uint64_t> last_frame() const;
   /// The socket file's path (what subscribers connect to).

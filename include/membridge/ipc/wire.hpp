@@ -19,7 +19,12 @@ inline constexpr std::uint32_t wire_magic = 0x4752424DU;
 /// Version 2: a buffer travels as a header (no chunk list, no fds) followed by `chunks` messages
 /// that carry only their own chunks and fds (version 1 repeated the whole chunk list with every
 /// 16 fds).
-inline constexpr std::uint16_t wire_version = 2;
+/// Version 3: the same messages, with new meaning: up to publisher_options::max_consumers
+/// subscribers hold the consumer role at once, and each consumer receives resources of its own
+/// (publisher_options::on_consumer_join: for sync::frame_publisher its own `<timeline>.consumed`
+/// semaphore) after the shared state and before its welcome; observers receive none of them. A
+/// version 2 peer would assume a shared `consumed` semaphore, so it is refused.
+inline constexpr std::uint16_t wire_version = 3;
 /// Bytes of the fixed header that starts every message.
 inline constexpr std::size_t header_size = 16;
 /// The largest payload a message may carry (bytes).

@@ -1,5 +1,6 @@
 // membridge/sync/frame_publisher.hpp: a CUDA producer's frame timeline shared with viewer processes
-// through an ipc::publisher, paced by at most one consumer and never stalled by a dead one.
+// through an ipc::publisher, paced by its consumers (each with a `consumed` semaphore of its own) and
+// never stalled by a dead one.
 #pragma once
 
 #include <membridge/core/result.hpp>
@@ -8,6 +9,7 @@
 #include <membridge/sync/frame_timeline.hpp>
 #include <membridge/vulkan/device_context.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -18,30 +20,32 @@ namespace membridge::sync {
 struct frame_publisher_options {
   ipc::publisher_options ipc;       ///< Where to listen (on_event is called after the publisher's own handling).
   frame_timeline_options timeline;  ///< The ring of slots.
-  /// The semaphores are published as `<timeline_name>.produced` and `<timeline_name>.consumed`,
-  /// each with `parameter` = the number of slots.
+  /// `produced` is published as `<timeline_name>.produced`; each consumer receives its own
+  /// semaphore as `<timeline_name>.consumed`; both with `parameter` = the number of slots.
   std::string timeline_name = "frames";
+  /// How many consumers may pace the producer at once (replaces ipc.max_consumers); a subscriber
+  /// asking for the consumer role past this is granted observer.
+  std::size_t max_consumers = 8;
 };
 
-/// A frame_timeline (CUDA producer) whose semaphores are published to other processes.
+/// A frame_timeline (CUDA producer, consumer_slots) whose semaphores are published to other processes.
 ///
-/// Pacing: a subscriber that joins as ipc::subscriber_role::consumer signals `consumed` after it has
-/// drawn a frame, so the producer never overwrites a slot it is still reading (frame_timeline's
-/// rule). While no consumer is attached, publish_frame() counts each frame as consumed at once
-/// (host signal), so the producer runs free; when the consumer leaves or dies, the publisher's
-/// thread signals `consumed` up to the last announced frame, so a producer waiting on the GPU for
-/// the dead consumer goes on. GPU work the dead consumer queued can still signal a lower value while
-/// its process is torn down, so for 2 s after a consumer leaves (until another one joins) a thread
-/// of this object raises `consumed` again whenever it finds it below the last announced frame (and
-/// logs a warning).
+/// Pacing: every subscriber granted ipc::subscriber_role::consumer receives a `consumed` semaphore
+/// of its own (made when it joins, starting at the frame it joined at: frame_at_join()) and signals
+/// it after it has drawn a frame; the producer's cuda_acquire waits for all current consumers, so it
+/// never overwrites a slot one of them is still reading. Observers receive no `consumed` and never
+/// hold the producer up; with no consumer the producer runs free. When a consumer leaves or dies,
+/// the publisher's thread removes it from the wait set (frame_timeline::remove_consumer): later
+/// acquires no longer wait for it and nothing its process queued can reach the producer.
 /// A consumer must only consume frames after ipc::subscriber::frame_at_join().
 ///
 /// Thread use: as frame_timeline; publish_frame() from the producer's thread.
-/// Move-only. Destruction stops the publisher first (subscribers see goodbye), then destroys the timeline.
+/// Move-only. Destruction stops the publisher first (subscribers see goodbye), then destroys the
+/// timeline (wait for the last frame, or frame_timeline::drain(), first).
 class frame_publisher {
  public:
   /// Creates the timeline on `context` (imported into `cuda_device`), starts the publisher and
-  /// publishes both semaphores.
+  /// publishes `produced` (each consumer gets its `consumed` when it joins).
   /// Errors: as frame_timeline::create, ipc::publisher::start and publish_semaphore.
   /// Ownership: owns the timeline and the publisher.
   [[nodiscard]] static result<frame_publisher> create(const vulkan::device_context& context,
@@ -59,9 +63,8 @@ class frame_publisher {
   /// Stops the publisher, then destroys the timeline (wait for the last frame first).
   ~frame_publisher();
 
-  /// Announces frame `frame` (after frame_timeline::cuda_release was enqueued for it). With no
-  /// consumer attached, also signals `consumed` for it from the host.
-  /// Errors: as ipc::publisher::announce_frame and timeline_semaphore::signal.
+  /// Announces frame `frame` (after frame_timeline::cuda_release was enqueued for it).
+  /// Errors: as ipc::publisher::announce_frame.
   [[nodiscard]] result<void> publish_frame(std::uint64_t frame);
 
   /// The timeline (cuda_acquire / cuda_release for the producer). Ownership: owned by this object.

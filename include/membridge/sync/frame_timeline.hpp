@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 
 namespace membridge::sync {
@@ -20,13 +21,17 @@ namespace membridge::sync {
 /// Options for frame_timeline.
 struct frame_timeline_options {
   std::uint32_t slots = 2;  ///< Ring size N: the producer may write frame n while frame n-1 (up to n-N+1) is drawn.
+  /// false: one `consumed` semaphore, signalled by one consumer. true (create and
+  /// create_host_producer only): no shared `consumed`; every consumer gets a semaphore of its own
+  /// (add_consumer), the producer waits for all current ones, and with none it runs free.
+  bool consumer_slots = false;
 };
 
 /// The two semaphores of a frame_timeline as fds, for another process (ipc) or API.
 /// Ownership: the holder owns both fds.
 struct frame_timeline_fds {
   os::unique_fd produced;  ///< The `produced` semaphore's opaque fd.
-  os::unique_fd consumed;  ///< The `consumed` semaphore's opaque fd.
+  os::unique_fd consumed;  ///< The `consumed` semaphore's opaque fd (empty with consumer_slots).
 };
 
 /// One semaphore operation for a Vulkan submit.
@@ -50,9 +55,21 @@ struct semaphore_op {
 /// create_host_producer() is for a producer on the CPU (no CUDA: the demo's CPU path and CI), which
 /// waits and signals from the host.
 ///
+/// Several consumers (options.consumer_slots): each consumer has a `consumed` semaphore of its own
+/// (add_consumer, made when it joins, starting at consumed_value(its join frame)), and the
+/// producer's acquire waits for every current one: cuda_acquire enqueues ONE
+/// cuWaitExternalSemaphoresAsync over the N current semaphores (none when N is 0), host_acquire
+/// waits on each. remove_consumer takes a consumer out of the wait set at once (later acquires never
+/// wait on it), raises its semaphore to the last value any enqueued acquire waits for, and retires
+/// it: each later acquire (and host_release, wait_consumed) raises it again if GPU work of a dead
+/// consumer set it back, and destroys it (CUDA import first) once `produced` shows the stream passed
+/// the last acquire that included it. No thread of its own and no timer are involved. docs/synchronization.md,
+/// "Several consumers", says what it costs.
+///
 /// Thread use: the producer calls (cuda_acquire/cuda_release or host_*) may run on one thread and the
-/// consumer calls (submit, wait_info, signal_info) on another. Move-only; destruction destroys the
-/// imports and semaphores: first wait until the last frame was consumed (wait_consumed).
+/// consumer calls (submit, wait_info, signal_info) on another; add_consumer / remove_consumer may
+/// run on a third (they share a mutex with the acquires). Move-only; destruction destroys the
+/// imports and semaphores: first wait until the last frame was consumed (wait_consumed), or drain().
 class frame_timeline {
  public:
   /// Two exportable timeline semaphores on `context`, imported into `cuda_device`.
@@ -71,8 +88,10 @@ class frame_timeline {
   /// The same protocol on semaphores another process (or API) created and exported: imports
   /// `produced` and `consumed` into `context` and, when `cuda_device` is given, into CUDA too (then
   /// cuda_acquire/cuda_release work as well). `options.slots` must be the exporter's.
-  /// Errors: invalid_argument for empty fds, slots 0, or a CUDA device that is not the context's GPU;
-  /// unsupported without timeline semaphore fd import; the imports' errors.
+  /// `consumed` may be empty: an observer that waits for frames and signals nothing (submit() is
+  /// then an error, signal_info() names no semaphore).
+  /// Errors: invalid_argument for an empty `produced`, slots 0, consumer_slots, or a CUDA device
+  /// that is not the context's GPU; unsupported without timeline semaphore fd import; the imports' errors.
   /// Ownership: borrows both fds (each import takes its own duplicate).
   [[nodiscard]] static result<frame_timeline> import(const vulkan::device_context& context, os::borrowed_fd produced,
                                                      os::borrowed_fd consumed, const frame_timeline_options& options,
@@ -100,14 +119,16 @@ class frame_timeline {
   [[nodiscard]] static constexpr std::uint64_t consumed_value(std::uint64_t frame) noexcept { return frame + 1; }
 
   // ------------------------------------------------------------------------ producer: CUDA ---
-  /// Enqueues on `stream` a wait until the slot of `frame` is free (consumed >= frame - slots + 1);
-  /// nothing for the first `slots` frames. Errors: invalid_argument without CUDA (host producer).
+  /// Enqueues on `stream` a wait until the slot of `frame` is free (consumed >= frame - slots + 1;
+  /// with consumer_slots: every current consumer's, in one driver call); nothing for the first
+  /// `slots` frames or without consumers. Errors: invalid_argument without CUDA (host producer).
   [[nodiscard]] result<void> cuda_acquire(CUstream stream, std::uint64_t frame) const;
   /// Enqueues on `stream` the signal produced = produced_value(frame), after the frame's kernels.
   [[nodiscard]] result<void> cuda_release(CUstream stream, std::uint64_t frame) const;
 
   // ------------------------------------------------------------------------ producer: host ---
-  /// Waits on the host until the slot of `frame` is free. Errors: timeout.
+  /// Waits on the host until the slot of `frame` is free (with consumer_slots: for every current
+  /// consumer; one removed meanwhile is no longer waited for). Errors: timeout.
   [[nodiscard]] result<void> host_acquire(std::uint64_t frame, std::chrono::nanoseconds timeout) const;
   /// Signals produced = produced_value(frame) from the host.
   [[nodiscard]] result<void> host_release(std::uint64_t frame) const;
@@ -124,8 +145,47 @@ class frame_timeline {
                                     std::uint64_t frame, VkPipelineStageFlags wait_stage,
                                     VkFence fence = VK_NULL_HANDLE) const;
 
+  // ------------------------------------------------------------- several consumers (slots) ---
+  /// Adds consumer `id` (consumer_slots only): a new timeline semaphore starting at
+  /// consumed_value(*frame_at_join) (0 without a frame), exportable and imported into CUDA when the
+  /// producer is CUDA. Acquires from now on wait for it. The consumer signals consumed_value(m) for
+  /// every frame m > frame_at_join it has drawn. For an `id` already added, raises its semaphore to
+  /// consumed_value(*frame_at_join) instead (a join whose frame moved before the consumer got the
+  /// semaphore; nobody else may signal it yet).
+  /// Errors: invalid_argument without consumer_slots; the semaphore's creation and import errors.
+  /// Ownership: the timeline owns the semaphore and its import.
+  [[nodiscard]] result<void> add_consumer(std::uint64_t id, std::optional<std::uint64_t> frame_at_join);
+  /// Exports consumer `id`'s semaphore as a new fd (to send to that consumer only).
+  /// Errors: invalid_argument for an unknown id; unsupported for a host producer's (not exportable).
+  /// Ownership: the caller owns the returned fd.
+  [[nodiscard]] result<os::unique_fd> export_consumer(std::uint64_t id) const;
+  /// Consumer `id`'s semaphore (for a consumer in this process), or nullptr for an unknown or
+  /// removed id. Ownership: owned by the timeline; valid until it is destroyed (after
+  /// remove_consumer(id), once `produced` passed the last acquire that included it: retired_count()).
+  [[nodiscard]] const vulkan::timeline_semaphore* consumer(std::uint64_t id) const;
+  /// Removes consumer `id` (it left or died): later acquires do not wait for it; its semaphore is
+  /// raised at once to consumed_value(max(last_frame, the last frame an acquire that included it
+  /// waited for)) and retired (see the class comment). Unknown ids are ignored. A consumer in this
+  /// process must have no submit pending that signals its semaphore.
+  /// Errors: the host signal's (the consumer is removed all the same).
+  [[nodiscard]] result<void> remove_consumer(std::uint64_t id, std::optional<std::uint64_t> last_frame);
+  /// The number of current consumers.
+  [[nodiscard]] std::size_t consumer_count() const;
+  /// The number of retired consumer semaphores not destroyed yet.
+  [[nodiscard]] std::size_t retired_count() const;
+
   // ---------------------------------------------------------------------------- host waits ---
-  /// Waits on the host until frame `frame` was consumed (teardown, throttling). Errors: timeout.
+  /// For a producer that stops early: makes every Vulkan submit made through submit() or
+  /// wait_info() complete by signalling `produced` from the host up to the highest value any of them
+  /// waits for (if it is not there yet), then waits until `consumed` reached the value of the last
+  /// frame released or waited for (with consumer_slots: until every current consumer's semaphore
+  /// reached the last frame released; consumers that stopped consuming make it time out). Call it after the
+  /// producer's own work finished (e.g. its CUDA stream synchronised): a host signal must not
+  /// overtake a pending GPU signal of `produced`. Then the timeline can be destroyed.
+  /// Errors: timeout; invalid_argument for an empty timeline; the signal's errors.
+  [[nodiscard]] result<void> drain(std::chrono::nanoseconds timeout) const;
+  /// Waits on the host until frame `frame` was consumed (teardown, throttling; with consumer_slots:
+  /// by every current consumer). Errors: timeout.
   [[nodiscard]] result<void> wait_consumed(std::uint64_t frame, std::chrono::nanoseconds timeout) const;
   /// Waits on the host until frame `frame` was produced. Errors: timeout.
   [[nodiscard]] result<void> wait_produced(std::uint64_t frame, std::chrono::nanoseconds timeout) const;
@@ -136,24 +196,33 @@ class frame_timeline {
   [[nodiscard]] result<frame_timeline_fds> export_fds() const;
   /// The `produced` semaphore (Vulkan side). Ownership: owned by the frame_timeline.
   [[nodiscard]] const vulkan::timeline_semaphore& produced() const noexcept { return produced_; }
-  /// The `consumed` semaphore (Vulkan side). Ownership: owned by the frame_timeline.
+  /// The `consumed` semaphore (Vulkan side; empty with consumer_slots). Ownership: owned by the frame_timeline.
   [[nodiscard]] const vulkan::timeline_semaphore& consumed() const noexcept { return consumed_; }
   /// The CUDA import of `produced` (empty for create_host_producer). Ownership: owned by the frame_timeline.
   [[nodiscard]] const cuda::external_semaphore& cuda_produced() const noexcept { return cuda_produced_; }
-  /// The CUDA import of `consumed` (empty for create_host_producer). Ownership: owned by the frame_timeline.
+  /// The CUDA import of `consumed` (empty for create_host_producer and with consumer_slots).
+  /// Ownership: owned by the frame_timeline.
   [[nodiscard]] const cuda::external_semaphore& cuda_consumed() const noexcept { return cuda_consumed_; }
   /// True when the producer is CUDA.
   [[nodiscard]] bool has_cuda() const noexcept { return cuda_produced_.valid(); }
+  /// True when every consumer has a semaphore of its own (options.consumer_slots).
+  [[nodiscard]] bool has_consumer_slots() const noexcept { return consumer_slots_; }
   /// True when created.
   [[nodiscard]] bool valid() const noexcept { return produced_.valid(); }
 
  private:
-  std::shared_ptr<const vulkan::detail::context_state> context_;
+  struct consumer_set;  // the consumers' semaphores, their mutex, the highest values waited for
+  [[nodiscard]] result<void> wait_for_consumers(std::uint64_t value, std::chrono::nanoseconds timeout) const;
+  void note_wait(std::uint64_t produced_value) const noexcept;
+
+  vulkan::device_context context_;  // a share of the caller's: the device's functions for submit()
   vulkan::timeline_semaphore produced_;
   vulkan::timeline_semaphore consumed_;
   cuda::external_semaphore cuda_produced_;  // destroyed before the Vulkan semaphores (declared after)
   cuda::external_semaphore cuda_consumed_;
+  std::unique_ptr<consumer_set> consumers_;  // destroyed first (declared last)
   std::uint32_t slots_ = 0;
+  bool consumer_slots_ = false;
 };
 
 }  // namespace membridge::sync

@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <source_location>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -179,6 +180,11 @@ class device_context {
   /// Validation messages received so far (create() with validation only; 0 otherwise).
   [[nodiscard]] std::uint64_t validation_message_count() const noexcept;
 
+  /// Another context object for the same device, sharing this one's state (for objects that keep
+  /// calling the device's functions, e.g. sync::frame_timeline). Empty when this one is.
+  /// Ownership: shares the state; an owned device is destroyed with the last share.
+  [[nodiscard]] device_context share() const noexcept { return device_context(state_); }
+
   /// Internal: the state that objects made from the context share.
   /// Ownership: shared with every object made from the context.
   [[nodiscard]] const std::shared_ptr<const detail::context_state>& state() const noexcept { return state_; }
@@ -188,5 +194,10 @@ class device_context {
   explicit device_context(std::shared_ptr<const detail::context_state> state) noexcept : state_(std::move(state)) {}
   std::shared_ptr<const detail::context_state> state_;
 };
+
+/// The error for a failed Vulkan call `call` that returned `result` (category from the VkResult, e.g.
+/// device_lost, out_of_memory; the message names the enumerant), for code that calls functions().
+[[nodiscard]] error make_vulkan_error(VkResult result, std::string call, std::string context = {},
+                                      std::source_location where = std::source_location::current());
 
 }  // namespace membridge::vulkan

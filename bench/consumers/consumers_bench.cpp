@@ -1,0 +1,425 @@
+// membridge_bench_consumers: what a CUDA producer's frame costs when it waits for N consumers, each
+// with a `consumed` semaphore of its own (frame_timeline consumer_slots, as sync::frame_publisher
+// uses): producer-thread host time of cuda_acquire + one frame-step kernel + cuda_release, and GPU
+// time per frame, for N = 1, 2, 4 (blocks of every N interleaved). The consumers are one Vulkan
+// queue of this process: per frame one empty submit that waits for `produced` and signals all N
+// consumer semaphores (what N viewer processes would do, without their processes). Every frame's
+// stamps are checked. See docs/synchronization.md, "Several consumers".
+#include "producer_kernels.cuh"
+
+#include "cuda_support.hpp"
+#include "stats.hpp"
+
+#include <membridge/cuda/device.hpp>
+#include <membridge/sync/frame_timeline.hpp>
+#include <membridge/sync/same_gpu.hpp>
+
+#include <CLI/CLI.hpp>
+#include <volk.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <exception>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace membridge::bench::consumers_bench {
+
+namespace {
+
+using producer_bench::frame_stamp;
+using producer_bench::launch_frame_step;
+using producer_bench::slot_word;
+using producer_bench::step_args;
+using steady = std::chrono::steady_clock;
+constexpr auto wait_limit = std::chrono::seconds(10);
+
+struct config {
+  std::uint64_t frames = 500;  // timed frames per block
+  std::uint64_t warmup = 50;   // frames before them in every block
+  int blocks = 4;              // blocks per consumer count
+  std::uint32_t slots = 3;     // ring slots (frames in flight)
+  std::uint32_t slot_words = 4096;
+  std::vector<std::uint32_t> counts{1, 2, 4};
+  int device = 0;
+  bool quick = false;
+  std::string json_path;
+};
+
+template <class T>
+T value_or_fail(result<T>&& r, const std::string& doing) {
+  if (!r) throw bench_failure(doing + ": " + r.error().message());
+  return std::move(r).value();
+}
+void ok_or_fail(const result<void>& r, const std::string& doing) {
+  if (!r) throw bench_failure(doing + ": " + r.error().message());
+}
+
+/// Device memory of one lane: frame counter, overflow count, seed, the ring and the stamp log.
+class frame_memory {
+ public:
+  explicit frame_memory(const config& c) : log_frames_(c.warmup + c.frames), slot_words_(c.slot_words), slot_count_(c.slots) {
+    check_cuda(cudaMalloc(&base_, bytes()), "cudaMalloc (frame memory)");
+    auto* p = static_cast<char*>(base_);
+    counter_ = reinterpret_cast<unsigned long long*>(p);
+    overflows_ = reinterpret_cast<unsigned long long*>(p + 8);
+    seed_ = reinterpret_cast<std::uint32_t*>(p + 16);
+    slots_ = reinterpret_cast<std::uint32_t*>(p + 64);
+    log_ = slots_ + std::size_t{slot_count_} * slot_words_;
+  }
+  frame_memory(const frame_memory&) = delete;
+  frame_memory& operator=(const frame_memory&) = delete;
+  ~frame_memory() { (void)cudaFree(base_); }
+
+  [[nodiscard]] step_args args(std::uint32_t slot) const {
+    step_args a;
+    a.frame_counter = counter_;
+    a.slot = slots_ + std::size_t{slot} * slot_words_;
+    a.slot_words = slot_words_;
+    a.log = log_;
+    a.log_frames = log_frames_;
+    a.overflows = overflows_;
+    a.step = 0;
+    a.steps = 1;
+    a.seed = seed_;
+    return a;
+  }
+  /// Before a block: everything 0, a fresh seed.
+  void reset(std::uint32_t seed, cudaStream_t stream) {
+    check_cuda(cudaMemsetAsync(base_, 0, bytes(), stream), "cudaMemsetAsync (frame memory)");
+    check_cuda(cudaMemcpyAsync(seed_, &seed, sizeof seed, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync (seed)");
+    check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize (frame memory reset)");
+  }
+  /// After a block of `total` frames starting at absolute frame `first`: every stamp in the log,
+  /// the counter at `total`, no overflow, each slot holding its last frame's stamp.
+  void verify(std::uint32_t seed, std::uint64_t first, std::uint64_t total, const std::string& what) const {
+    unsigned long long head[2] = {0, 0};
+    check_cuda(cudaMemcpy(head, counter_, sizeof head, cudaMemcpyDeviceToHost), "cudaMemcpy (counter)");
+    if (head[0] != total || head[1] != 0)
+      throw bench_failure(what + ": the frame counter reads " + std::to_string(head[0]) + " (expected " +
+                          std::to_string(total) + "), " + std::to_string(head[1]) + " frames past the log");
+    std::vector<std::uint32_t> log(total);
+    check_cuda(cudaMemcpy(log.data(), log_, log.size() * 4, cudaMemcpyDeviceToHost), "cudaMemcpy (log)");
+    for (std::uint64_t i = 0; i < total; ++i)
+      if (log[i] != frame_stamp(seed, i, 0))
+        throw bench_failure(what + ": the stamp of frame " + std::to_string(i) + " of the block is wrong");
+    std::vector<std::uint32_t> words(slot_words_);
+    for (std::uint32_t s = 0; s < slot_count_ && s < total; ++s) {
+      std::uint64_t last = total - 1;
+      while ((first + last) % slot_count_ != s) --last;
+      check_cuda(cudaMemcpy(words.data(), slots_ + std::size_t{s} * slot_words_, slot_words_ * 4, cudaMemcpyDeviceToHost),
+                 "cudaMemcpy (slot)");
+      const std::uint32_t stamp = frame_stamp(seed, last, 0);
+      for (std::uint32_t w = 0; w < slot_words_; ++w)
+        if (words[w] != slot_word(stamp, w))
+          throw bench_failure(what + ": slot " + std::to_string(s) + " word " + std::to_string(w) +
+                              " is not the last frame's stamp");
+    }
+  }
+
+ private:
+  [[nodiscard]] std::size_t bytes() const { return 64 + (std::size_t{slot_count_} * slot_words_ + log_frames_) * 4; }
+  void* base_ = nullptr;
+  unsigned long long* counter_ = nullptr;
+  unsigned long long* overflows_ = nullptr;
+  std::uint32_t* seed_ = nullptr;
+  std::uint32_t* slots_ = nullptr;
+  std::uint32_t* log_ = nullptr;
+  std::uint64_t log_frames_ = 0;
+  std::uint32_t slot_words_ = 0;
+  std::uint32_t slot_count_ = 0;
+};
+
+/// Counters the producer and consumer threads hand each other (host only).
+struct handoff {
+  std::atomic<std::uint64_t> enqueued{0};
+  std::atomic<std::uint64_t> submitted{0};
+  std::atomic<bool> failed{false};
+
+  static void wait_for(const std::atomic<std::uint64_t>& counter, std::uint64_t value, const std::atomic<bool>& failed,
+                       const char* what) {
+    const auto deadline = steady::now() + wait_limit;
+    while (counter.load(std::memory_order_acquire) < value) {
+      if (failed.load(std::memory_order_acquire)) throw bench_failure(std::string("the other thread failed while ") + what);
+      if (steady::now() > deadline) throw bench_failure(std::string("timed out ") + what);
+      std::this_thread::yield();
+    }
+  }
+};
+
+struct block_result {
+  std::vector<double> host_us;  // producer-thread time per timed frame
+  double gpu_us = 0.0;          // GPU time per timed frame (CUDA events around the timed frames)
+};
+
+/// One consumer count: its own timeline (N consumer semaphores), memory and blocks.
+class lane {
+ public:
+  lane(const config& c, const cuda::device& cu, const vulkan::device_context& vk, std::uint32_t consumers)
+      : c_(c), vk_(vk), consumers_(consumers), memory_(c) {
+    timeline_ = value_or_fail(sync::frame_timeline::create(vk, cu, {.slots = c.slots, .consumer_slots = true}),
+                              "frame_timeline::create (consumer_slots)");
+    for (std::uint32_t id = 1; id <= consumers; ++id) {
+      ok_or_fail(timeline_.add_consumer(id, std::nullopt), "frame_timeline::add_consumer");
+      const vulkan::timeline_semaphore* s = timeline_.consumer(id);
+      if (s == nullptr) throw bench_failure("consumer " + std::to_string(id) + " has no semaphore");
+      semaphores_.push_back(s->get());
+    }
+    check_cuda(cudaEventCreate(&ev0_), "cudaEventCreate");
+    check_cuda(cudaEventCreate(&ev1_), "cudaEventCreate");
+  }
+  lane(const lane&) = delete;
+  lane& operator=(const lane&) = delete;
+  ~lane() {
+    (void)cudaEventDestroy(ev0_);
+    (void)cudaEventDestroy(ev1_);
+  }
+  [[nodiscard]] std::uint32_t consumers() const noexcept { return consumers_; }
+  std::vector<block_result> blocks;
+
+  void run_block(std::uint32_t seed) {
+    memory_.reset(seed, stream_.get());
+    const std::uint64_t total = c_.warmup + c_.frames;
+    const std::uint64_t first = next_frame_;
+    handoff h;
+    block_result out;
+    out.host_us.reserve(c_.frames);
+    std::exception_ptr consumer_error;
+    std::thread consumer([&] {
+      try {
+        for (std::uint64_t i = 0; i < total; ++i) {
+          handoff::wait_for(h.enqueued, i + 1, h.failed, "waiting for the producer to enqueue a frame");
+          if (first + i >= c_.slots)
+            ok_or_fail(timeline_.wait_consumed(first + i - c_.slots, wait_limit), "frame_timeline::wait_consumed");
+          submit(first + i);
+          h.submitted.store(i + 1, std::memory_order_release);
+        }
+      } catch (...) {
+        consumer_error = std::current_exception();
+        h.failed.store(true, std::memory_order_release);
+      }
+    });
+    try {
+      for (std::uint64_t i = 0; i < total; ++i) {
+        const std::uint64_t n = first + i;
+        if (i >= c_.slots)
+          handoff::wait_for(h.submitted, i - c_.slots + 1, h.failed, "waiting for the consumers to submit a frame");
+        if (i == c_.warmup) check_cuda(cudaEventRecord(ev0_, stream_.get()), "cudaEventRecord");
+        const auto t0 = steady::now();
+        ok_or_fail(timeline_.cuda_acquire(stream_.get(), n), "frame_timeline::cuda_acquire");
+        check_cuda(launch_frame_step(memory_.args(timeline_.slot(n)), stream_.get()), "launch_frame_step");
+        ok_or_fail(timeline_.cuda_release(stream_.get(), n), "frame_timeline::cuda_release");
+        const auto t1 = steady::now();
+        if (i >= c_.warmup) out.host_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+        h.enqueued.store(i + 1, std::memory_order_release);
+      }
+      check_cuda(cudaEventRecord(ev1_, stream_.get()), "cudaEventRecord");
+    } catch (...) {
+      h.failed.store(true, std::memory_order_release);
+      consumer.join();
+      unblock();
+      throw;
+    }
+    consumer.join();
+    if (consumer_error) {
+      unblock();
+      std::rethrow_exception(consumer_error);
+    }
+    next_frame_ = first + total;
+    ok_or_fail(timeline_.wait_consumed(next_frame_ - 1, wait_limit), "frame_timeline::wait_consumed (end of block)");
+    check_cuda(cudaStreamSynchronize(stream_.get()), "cudaStreamSynchronize (end of block)");
+    if (vk_.functions().vkQueueWaitIdle(vk_.graphics_queue().queue) != VK_SUCCESS)
+      throw bench_failure("vkQueueWaitIdle (end of block) failed");
+    for (std::uint32_t id = 1; id <= consumers_; ++id) {
+      const std::uint64_t v = value_or_fail(timeline_.consumer(id)->value(), "reading a consumer semaphore");
+      if (v != sync::frame_timeline::consumed_value(next_frame_ - 1))
+        throw bench_failure("consumer " + std::to_string(id) + "'s semaphore reads " + std::to_string(v) +
+                            " after frame " + std::to_string(next_frame_ - 1));
+    }
+    float ms = 0.0F;
+    check_cuda(cudaEventElapsedTime(&ms, ev0_, ev1_), "cudaEventElapsedTime");
+    out.gpu_us = static_cast<double>(ms) * 1000.0 / static_cast<double>(c_.frames);
+    memory_.verify(seed, first, total, std::to_string(consumers_) + " consumers");
+    blocks.push_back(std::move(out));
+  }
+
+ private:
+  // The consumers' part of frame n: wait produced(n), signal every consumer semaphore consumed(n).
+  void submit(std::uint64_t n) {
+    const std::uint64_t wait_value = sync::frame_timeline::produced_value(n);
+    const std::vector<std::uint64_t> signal_values(semaphores_.size(), sync::frame_timeline::consumed_value(n));
+    const VkSemaphore produced = timeline_.produced().get();
+    const VkPipelineStageFlags stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+    VkTimelineSemaphoreSubmitInfo values{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+    values.waitSemaphoreValueCount = 1;
+    values.pWaitSemaphoreValues = &wait_value;
+    values.signalSemaphoreValueCount = static_cast<std::uint32_t>(signal_values.size());
+    values.pSignalSemaphoreValues = signal_values.data();
+    VkSubmitInfo info{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    info.pNext = &values;
+    info.waitSemaphoreCount = 1;
+    info.pWaitSemaphores = &produced;
+    info.pWaitDstStageMask = &stage;
+    info.signalSemaphoreCount = static_cast<std::uint32_t>(semaphores_.size());
+    info.pSignalSemaphores = semaphores_.data();
+    if (const VkResult rc = vk_.functions().vkQueueSubmit(vk_.graphics_queue().queue, 1, &info, VK_NULL_HANDLE);
+        rc != VK_SUCCESS)
+      throw bench_failure("vkQueueSubmit (frame " + std::to_string(n) + ") returned " + std::to_string(static_cast<int>(rc)));
+  }
+  // After a failure: signal everything far ahead, so neither the stream nor the queue waits forever.
+  void unblock() noexcept {
+    constexpr std::uint64_t far = std::uint64_t{1} << 40;
+    (void)timeline_.produced().signal(far);
+    for (std::uint32_t id = 1; id <= consumers_; ++id)
+      if (const auto* s = timeline_.consumer(id); s != nullptr) (void)s->signal(far);
+    (void)cudaStreamSynchronize(stream_.get());
+    (void)vk_.functions().vkQueueWaitIdle(vk_.graphics_queue().queue);
+  }
+
+  const config& c_;
+  const vulkan::device_context& vk_;
+  std::uint32_t consumers_ = 0;
+  frame_memory memory_;
+  sync::frame_timeline timeline_;
+  std::vector<VkSemaphore> semaphores_;  // the timeline's consumer semaphores (owned by it)
+  cuda_stream stream_;
+  cudaEvent_t ev0_ = nullptr;
+  cudaEvent_t ev1_ = nullptr;
+  std::uint64_t next_frame_ = 0;
+};
+
+// Lane l's block medians over lane 0's, per block round (the blocks ran next to each other).
+std::vector<double> paired_ratio(const lane& l, const lane& base, bool gpu) {
+  std::vector<double> out;
+  for (std::size_t i = 0; i < l.blocks.size() && i < base.blocks.size(); ++i) {
+    const double a = gpu ? l.blocks[i].gpu_us : median(l.blocks[i].host_us);
+    const double b = gpu ? base.blocks[i].gpu_us : median(base.blocks[i].host_us);
+    out.push_back(a / b);
+  }
+  return out;
+}
+
+std::vector<double> pooled_host(const lane& l) {
+  std::vector<double> out;
+  for (const auto& b : l.blocks) out.insert(out.end(), b.host_us.begin(), b.host_us.end());
+  return out;
+}
+
+std::vector<double> gpu_per_block(const lane& l) {
+  std::vector<double> out;
+  for (const auto& b : l.blocks) out.push_back(b.gpu_us);
+  return out;
+}
+
+int run(const config& c) {
+  open_runtime_device(c.device);
+  auto opened = cuda::device::open(c.device);
+  if (!opened) throw device_unavailable(opened.error().message());
+  const cuda::device cu = std::move(opened).value();
+  auto made = sync::create_vulkan_context_for(cu);
+  if (!made)
+    throw device_unavailable("no Vulkan device on CUDA device " + std::to_string(c.device) +
+                             " (the frame timeline's semaphores are Vulkan's): " + made.error().message());
+  const vulkan::device_context vk = std::move(made).value();
+  int driver_version = 0;
+  int runtime_version = 0;
+  check_cuda(cudaDriverGetVersion(&driver_version), "cudaDriverGetVersion");
+  check_cuda(cudaRuntimeGetVersion(&runtime_version), "cudaRuntimeGetVersion");
+  check_cuda(producer_bench::load_frame_step(), "cudaFuncGetAttributes (loading the frame step)");
+
+  std::vector<std::unique_ptr<lane>> lanes;
+  for (const std::uint32_t n : c.counts) lanes.push_back(std::make_unique<lane>(c, cu, vk, n));
+  // Interleaved: per block round every consumer count, the one that goes first rotating.
+  std::uint32_t seed = 0x9e3779b9U;
+  for (int r = 0; r < c.blocks; ++r)
+    for (std::size_t q = 0; q < lanes.size(); ++q) {
+      seed = seed * 1664525U + 1013904223U;
+      lanes[(q + static_cast<std::size_t>(r)) % lanes.size()]->run_block(seed);
+    }
+
+  std::cout << "membridge consumers benchmark on " << cu.name() << " (device " << c.device << "), Vulkan " << vk.name()
+            << ", CUDA driver " << driver_version << ", runtime " << runtime_version << "\n"
+            << c.blocks << " interleaved blocks per consumer count, " << c.frames << " timed frames each after "
+            << c.warmup << " warm-up; " << c.slots << " slots; producer: cuda_acquire (one wait over N consumer "
+            << "semaphores) + 1 kernel + cuda_release; consumers: one Vulkan submit per frame signalling all N; "
+            << "every frame's stamps checked\n";
+  text_table t({{"consumers"}, {"host us median", align::right}, {"p99", align::right},
+                {"GPU us/frame (median of blocks)", align::right}, {"host / 1st", align::right},
+                {"GPU / 1st", align::right}});
+  json lanes_json = json::array();
+  for (const auto& l : lanes) {
+    const auto host = pooled_host(*l);
+    const auto gpu = gpu_per_block(*l);
+    const double host_ratio = median(paired_ratio(*l, *lanes.front(), false));
+    const double gpu_ratio = median(paired_ratio(*l, *lanes.front(), true));
+    t.add_row({std::to_string(l->consumers()), fixed(median(host), 2), fixed(percentile(host, 0.99), 2),
+               fixed(median(gpu), 1), fixed(host_ratio, 3), fixed(gpu_ratio, 3)});
+    json hj = to_json(summarize(host), 3);
+    hj["p99"] = rounded(percentile(host, 0.99), 3);
+    lanes_json.push_back({{"consumers", l->consumers()},
+                          {"host_us", hj},
+                          {"gpu_us_per_frame", to_json(summarize(gpu), 2)},
+                          {"host_ratio_over_first", rounded(host_ratio, 4)},
+                          {"gpu_ratio_over_first", rounded(gpu_ratio, 4)}});
+  }
+  t.print(std::cout);
+  std::cout << "(ratios: median over block rounds of this count's block over the first count's block)\n";
+  json j = {{"bench", "consumers"},
+            {"device", cu.name()},
+            {"device_uuid", cu.uuid().to_string()},
+            {"vulkan_device", vk.name()},
+            {"driver_version", driver_version},
+            {"runtime_version", runtime_version},
+            {"config",
+             {{"frames", c.frames}, {"warmup", c.warmup}, {"blocks", c.blocks}, {"slots", c.slots},
+              {"slot_words", c.slot_words}, {"counts", c.counts}, {"quick", c.quick}}},
+            {"lanes", lanes_json},
+            {"goals", json::object()},
+            {"data_checked", true}};
+  const std::string line = j.dump(-1, ' ', false, json::error_handler_t::replace);
+  std::cout << line << std::endl;
+  if (!c.json_path.empty()) {
+    std::ofstream file(c.json_path, std::ios::out | std::ios::trunc);
+    file << line << '\n';
+    if (!file.flush()) throw bench_failure("cannot write the JSON line to " + c.json_path);
+  }
+  lanes.clear();  // timelines before the Vulkan context and the CUDA device
+  return exit_ok;
+}
+
+}  // namespace
+
+}  // namespace membridge::bench::consumers_bench
+
+int main(int argc, char** argv) {
+  using namespace membridge::bench;
+  consumers_bench::config c;
+  CLI::App app{"membridge_bench_consumers: a CUDA producer's frame cost with 1, 2 and 4 consumer semaphores"};
+  app.add_option("--frames", c.frames, "timed frames per block")->check(CLI::Range(10, 100000))->capture_default_str();
+  app.add_option("--warmup", c.warmup, "warm-up frames per block")->check(CLI::Range(5, 100000))->capture_default_str();
+  app.add_option("--blocks", c.blocks, "interleaved blocks per consumer count")->check(CLI::Range(1, 100))->capture_default_str();
+  app.add_option("--slots", c.slots, "ring slots (frames in flight)")->check(CLI::Range(1, 8))->capture_default_str();
+  app.add_option("--consumers", c.counts, "consumer counts to compare (the first is the reference)")
+      ->check(CLI::Range(1, 8))
+      ->capture_default_str();
+  app.add_flag("--quick", c.quick, "a smoke run: 2 blocks of 100 frames after 20 warm-up");
+  app.add_option("--json", c.json_path, "also write the JSON line to FILE")->type_name("FILE");
+  app.add_option("--device", c.device, "CUDA device ordinal")->check(CLI::NonNegativeNumber)->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? exit_ok : exit_usage;
+  }
+  if (c.quick) {
+    c.frames = 100;
+    c.warmup = 20;
+    c.blocks = 2;
+  }
+  return run_main("membridge_bench_consumers", [&c] { return consumers_bench::run(c); });
+}
