@@ -356,8 +356,8 @@ class producer {
     const std::size_t chunks_before = buffer_.chunk_count();
 
     const auto t0 = clock_type::now();
-    // No frame in flight may use the old layout: wait until the last one was consumed (with no consumer
-    // attached it counted as consumed when announced) and the stream has finished it.
+    // No frame in flight may use the old layout: wait until every current consumer consumed the last
+    // one (with no consumer there is nothing to wait for) and the stream has finished it.
     MEMBRIDGE_TRY_ASSIGN(const bool drained, wait_consumed(n - 1));
     if (!drained) return false;
     MEMBRIDGE_TRY(stream_.synchronize(what));

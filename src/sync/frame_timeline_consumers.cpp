@@ -7,6 +7,7 @@
 #include <volk.h>
 
 #include <algorithm>
+#include <thread>
 #include <string>
 #include <utility>
 
@@ -18,7 +19,8 @@ using clock = std::chrono::steady_clock;
 
 // A host wait on the consumers is cut in slices this long, so that a consumer removed meanwhile
 // (remove_consumer takes the same lock) stops being waited for.
-constexpr auto wait_slice = std::chrono::milliseconds(2);
+constexpr int spin_polls = 32;
+constexpr auto poll_period = std::chrono::microseconds(100);
 
 }  // namespace
 
@@ -132,6 +134,7 @@ result<void> frame_timeline::wait_for_consumers(std::uint64_t value, std::chrono
   const auto deadline = clock::now() + timeout;
   std::vector<consumer_set::slot_ptr> waited;  // copies: alive while waited on outside the lock
   std::vector<VkSemaphore> semaphores;
+  int polls = 0;
   for (;;) {
     {
       std::vector<consumer_set::slot_ptr> dead;  // destroyed after the lock is released
@@ -140,26 +143,24 @@ result<void> frame_timeline::wait_for_consumers(std::uint64_t value, std::chrono
       waited = consumers_->active;
     }
     if (waited.empty()) return ok();
+    // Polls every consumer's counter (vkGetSemaphoreCounterValue) outside the lock, rather than
+    // sleeping in vkWaitSemaphores, which woke up to ~10 ms late on NVIDIA's driver for values
+    // another process signals (docs/synchronization.md, "Host waits"); a few polls back to back,
+    // then one every poll_period. The set is read again each round, so a consumer removed
+    // meanwhile stops being waited for.
     semaphores.clear();
-    for (const consumer_set::slot_ptr& s : waited) semaphores.push_back(s->semaphore.get());
-    // All of them at once (VK_SEMAPHORE_WAIT_ALL is the default), outside the lock (the producer's
-    // acquire and remove_consumer never wait for this), in slices: a consumer removed meanwhile
-    // stops being waited for.
-    const auto left = deadline - clock::now();
-    const auto slice = std::clamp<std::chrono::nanoseconds>(left, std::chrono::nanoseconds(0), wait_slice);
-    const std::vector<std::uint64_t> values(semaphores.size(), value);
-    VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
-    info.semaphoreCount = static_cast<std::uint32_t>(semaphores.size());
-    info.pSemaphores = semaphores.data();
-    info.pValues = values.data();
-    const VkResult rc =
-        context_.functions().vkWaitSemaphores(context_.device(), &info, static_cast<std::uint64_t>(slice.count()));
+    bool all = true;
+    for (const consumer_set::slot_ptr& s : waited) {
+      semaphores.push_back(s->semaphore.get());
+      MEMBRIDGE_TRY_ASSIGN(const std::uint64_t now, s->semaphore.value());
+      if (now < value) all = false;
+    }
     waited.clear();
-    if (rc == VK_SUCCESS) return ok();
-    if (rc != VK_TIMEOUT)
-      return vulkan::make_vulkan_error(rc, "vkWaitSemaphores",
-                                       "waiting for " + std::to_string(semaphores.size()) + " consumers to reach " +
-                                           std::to_string(value));
+    if (all) return ok();
+    if (++polls > spin_polls) {
+      const auto left = deadline - clock::now();
+      std::this_thread::sleep_for(std::clamp<std::chrono::nanoseconds>(left, std::chrono::nanoseconds(0), poll_period));
+    }
     if (clock::now() >= deadline)
       return error(errc::timeout, "frame_timeline",
                    "waiting for " + std::to_string(semaphores.size()) + " consumers to reach " + std::to_string(value));
