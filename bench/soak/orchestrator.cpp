@@ -15,6 +15,7 @@
 #include <iostream>
 #include <random>
 #include <thread>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace membridge::bench::soak {
@@ -55,7 +56,9 @@ struct totals {
 std::uint64_t free_bytes_now() {
   child probe = spawn("memory probe", {"--role", "memory"});
   if (!stop_child(probe, 0, 30s)) throw bench_failure("the memory probe did not finish in 30 s");
-  if (!probe.report.has_free) throw bench_failure("the memory probe reported nothing (no GPU?)");
+  if (WIFEXITED(probe.status) && WEXITSTATUS(probe.status) == exit_no_device)
+    throw device_unavailable("the memory probe found no usable CUDA device");
+  if (!probe.report.has_free) throw bench_failure("the memory probe reported nothing");
   return probe.report.free_bytes;
 }
 
@@ -85,6 +88,13 @@ int run_orchestrator(const soak_options& o) {
   char dir_template[] = "/tmp/membridge-soak-XXXXXX";
   if (::mkdtemp(dir_template) == nullptr) throw bench_failure("mkdtemp failed");
   const std::string socket = std::string(dir_template) + "/soak.sock";
+  struct remove_dir {  // the socket directory goes whatever happens
+    std::string dir, socket;
+    ~remove_dir() {
+      ::unlink(socket.c_str());
+      ::rmdir(dir.c_str());
+    }
+  } const cleanup{dir_template, socket};
   const std::string max_mib = std::to_string(o.max_mib);
   std::cerr << "[soak] seed " << seed << ", " << o.seconds << " s, socket " << socket << "\n";
 
@@ -168,8 +178,6 @@ int run_orchestrator(const soak_options& o) {
   for (const child* c : {&producer, &viewers[0], &viewers[1]})
     if (c->exited && WIFEXITED(c->status) && WEXITSTATUS(c->status) != 0)
       t.errors.push_back(c->role + " exited with status " + std::to_string(WEXITSTATUS(c->status)));
-  ::unlink(socket.c_str());
-  ::rmdir(dir_template);
 
   // Killed processes' memory goes back to the driver asynchronously: wait up to 5 s for it.
   std::uint64_t free_after = free_bytes_now();
