@@ -18,6 +18,7 @@ std::string chunk_label(std::size_t index, std::size_t count) {
 result<std::vector<os::unique_fd>> export_chunks(const cuda::growable_buffer& buffer, std::size_t first,
                                                  std::size_t last) {
   std::vector<os::unique_fd> fds;
+  if (last <= first) return fds;
   fds.reserve(last - first);
   for (std::size_t i = first; i < last; ++i) {
     MEMBRIDGE_TRY_ASSIGN(auto exported, buffer.export_chunk(i));
@@ -139,7 +140,9 @@ result<void> publish_growth(ipc::publisher& publisher, const std::string& name, 
                        "published from another buffer?)");
   }
   if (next.size == previous->size && next.chunks.size() == previous->chunks.size()) return ok();  // no change
-  auto fds = export_chunks(buffer, previous->chunks.size(), next.chunks.size());
+  // Only the chunks past the kept ones travel: none when the buffer shrank (found by the GPU soak:
+  // exporting [previous count, new count) underflowed on a shrink).
+  auto fds = export_chunks(buffer, kept, next.chunks.size());
   if (!fds) return std::move(fds).error().add_context("publishing the growth of '" + name + "'");
   return publisher.update_buffer(next, std::move(fds).value())
       .with_context("publishing the growth of '" + name + "'");

@@ -14,6 +14,10 @@
 namespace membridge::testing {
 namespace {
 
+/// ipc_frames_gpu_test under a name of its own: the fixture class lives in an anonymous namespace of
+/// the shared header, so each file has its own class, and GoogleTest requires one class per suite.
+class consumers_gpu_test : public ipc_frames_gpu_test {};
+
 /// The producer of ipc_frames_gpu_test on a thread of its own: frames 0, 1, ... until stopped; every
 /// 16 frames it waits (with a time limit) for its stream, so it never runs far ahead and a stall
 /// shows as an error.
@@ -62,7 +66,7 @@ class producer_thread {
   std::thread thread_;  // last: started once everything above exists
 };
 
-TEST_F(ipc_frames_gpu_test, two_consumers_one_killed_20_times_the_producer_and_the_other_reach_the_last_frame) {
+TEST_F(consumers_gpu_test, two_consumers_one_killed_20_times_the_producer_and_the_other_reach_the_last_frame) {
   ASSERT_NO_FATAL_FAILURE(start_frames(socket_path("two-consumers")));
   cudaStream_t stream = nullptr;
   MB_CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -149,7 +153,7 @@ TEST_F(ipc_frames_gpu_test, two_consumers_one_killed_20_times_the_producer_and_t
   MB_CUDA_OK(cudaStreamDestroy(stream));
 }
 
-TEST_F(ipc_frames_gpu_test, a_producer_that_stops_early_drains_a_submit_waiting_for_a_frame_never_produced) {
+TEST_F(consumers_gpu_test, a_producer_that_stops_early_drains_a_submit_waiting_for_a_frame_never_produced) {
   ASSERT_NO_FATAL_FAILURE(start_frames(socket_path("drain")));
   cudaStream_t stream = nullptr;
   MB_CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
