@@ -50,6 +50,13 @@ result<void> frame_timeline::consumer_set::tend_retired(const vulkan::timeline_s
   return ok();
 }
 
+result<void> frame_timeline::tend_retired() const {
+  if (!consumers_) return ok();
+  std::vector<consumer_set::slot_ptr> dead;  // destroyed after the lock is released
+  const std::lock_guard lock(consumers_->mutex);
+  return consumers_->tend_retired(produced_, dead);
+}
+
 result<void> frame_timeline::add_consumer(std::uint64_t id, std::optional<std::uint64_t> frame_at_join) {
   constexpr const char* call = "frame_timeline::add_consumer";
   if (!valid()) return error(errc::invalid_argument, call, "the timeline is empty");

@@ -36,7 +36,10 @@ struct frame_publisher_options {
 /// never overwrites a slot one of them is still reading. Observers receive no `consumed` and never
 /// hold the producer up; with no consumer the producer runs free. When a consumer leaves or dies,
 /// the publisher's thread removes it from the wait set (frame_timeline::remove_consumer): later
-/// acquires no longer wait for it and nothing its process queued can reach the producer.
+/// acquires no longer wait for it and nothing its process queued can reach the producer: while its
+/// semaphore is retired, a thread of the frame_publisher raises it again whenever GPU work of the dead
+/// process set it back (frame_timeline::tend_retired), until the producer's stream passed every wait
+/// that used it, even while the producer's thread is blocked on its stream.
 /// A consumer must only consume frames after ipc::subscriber::frame_at_join().
 ///
 /// Thread use: as frame_timeline; publish_frame() from the producer's thread.

@@ -173,6 +173,12 @@ class frame_timeline {
   [[nodiscard]] std::size_t consumer_count() const;
   /// The number of retired consumer semaphores not destroyed yet.
   [[nodiscard]] std::size_t retired_count() const;
+  /// Raises every retired consumer semaphore that went back (GPU work its dead process had queued)
+  /// and destroys those the producer's stream passed. The producer's calls do this on their own; a
+  /// thread calls it while the producer's thread may be blocked on its stream and make no timeline
+  /// call (sync::frame_publisher runs one while retired semaphores exist).
+  /// Errors: the semaphores' (reading, signalling).
+  [[nodiscard]] result<void> tend_retired() const;
 
   // ---------------------------------------------------------------------------- host waits ---
   /// For a producer that stops early: makes every Vulkan submit made through submit() or
