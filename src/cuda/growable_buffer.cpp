@@ -1,6 +1,7 @@
 #include <membridge/core/units.hpp>
 #include <membridge/cuda/growable_buffer.hpp>
 
+#include "detail/chunk_list.hpp"
 #include "detail/device_state.hpp"
 
 #include <string>
@@ -9,8 +10,12 @@
 namespace membridge::cuda {
 
 growable_buffer::growable_buffer(address_range range, std::size_t granularity,
-                                 const growable_buffer_options& options) noexcept
-    : range_(std::move(range)), granularity_(granularity), policy_(options.chunks), memory_options_(options.memory) {}
+                                 const growable_buffer_options& options)
+    : range_(std::move(range)),
+      chunks_(std::make_unique<detail::chunk_list>(range_)),
+      granularity_(granularity),
+      policy_(options.chunks),
+      memory_options_(options.memory) {}
 
 result<growable_buffer> growable_buffer::create(const device& dev, const growable_buffer_options& options) {
   if (!dev.valid()) return error(errc::invalid_argument, "growable_buffer::create", "the device is empty");
@@ -35,9 +40,11 @@ result<growable_buffer> growable_buffer::create(const device& dev, const growabl
   return buffer;
 }
 
+growable_buffer::growable_buffer() noexcept = default;
+
 growable_buffer::growable_buffer(growable_buffer&& other) noexcept
     : range_(std::move(other.range_)),
-      chunks_(std::exchange(other.chunks_, {})),
+      chunks_(std::move(other.chunks_)),
       size_(std::exchange(other.size_, 0)),
       capacity_(std::exchange(other.capacity_, 0)),
       granularity_(other.granularity_),
@@ -48,7 +55,7 @@ growable_buffer& growable_buffer::operator=(growable_buffer&& other) noexcept {
   if (this != &other) {
     release_all();
     range_ = std::move(other.range_);
-    chunks_ = std::exchange(other.chunks_, {});
+    chunks_ = std::move(other.chunks_);
     size_ = std::exchange(other.size_, 0);
     capacity_ = std::exchange(other.capacity_, 0);
     granularity_ = other.granularity_;
@@ -60,40 +67,31 @@ growable_buffer& growable_buffer::operator=(growable_buffer&& other) noexcept {
 
 growable_buffer::~growable_buffer() { release_all(); }
 
-// The one place the VMM teardown order lives: for each chunk, newest first, wait + unmap (mapping),
-// then release the physical handle; last, free the address range.
+// The chunks first (detail::chunk_list: one wait, then unmap and release each, newest first), then
+// the address range they live in.
 void growable_buffer::release_all() noexcept {
-  while (!chunks_.empty()) {
-    owned_chunk& last = chunks_.back();
-    last.map.reset();
-    last.memory.reset();
-    chunks_.pop_back();
-  }
+  chunks_.reset();
   range_.reset();
   size_ = 0;
   capacity_ = 0;
 }
 
-// Maps chunks after the current ones until capacity >= required, sized by `policy`. All or nothing: the new chunks
-// live in a local vector until every one is created and mapped, so on any failure they are unmapped
-// and released (in teardown order) when it goes out of scope, and the buffer is untouched.
+// Maps chunks after the current ones until capacity >= required, sized by `policy`. All or nothing:
+// on any failure the guard drops the chunks this call added (in teardown order), and the buffer is
+// as it was.
 result<void> growable_buffer::add_chunks(std::size_t required, const chunk_policy& policy) {
   MEMBRIDGE_TRY_ASSIGN(const auto sizes, plan_growth(policy, capacity_, required, range_.size(), granularity_));
   if (sizes.empty()) return ok();
   const device dev(range_.state());
-  std::vector<owned_chunk> added;
-  added.reserve(sizes.size());
-  chunks_.reserve(chunks_.size() + sizes.size());  // so the final append cannot fail half-way
+  chunks_->reserve_more(sizes.size());
+  detail::append_guard added(*chunks_);
   std::size_t offset = capacity_;
   for (const std::size_t size : sizes) {
-    owned_chunk c;
-    c.offset = offset;
-    MEMBRIDGE_TRY_ASSIGN(c.memory, vmm_allocation::create(dev, size, memory_options_));
-    MEMBRIDGE_TRY_ASSIGN(c.map, mapping::map(range_, offset, c.memory, access::read_write));
+    MEMBRIDGE_TRY_ASSIGN(auto memory, vmm_allocation::create(dev, size, memory_options_));
+    MEMBRIDGE_TRY(chunks_->push(std::move(memory), offset, access::read_write));
     offset += size;
-    added.push_back(std::move(c));
   }
-  for (auto& c : added) chunks_.push_back(std::move(c));
+  added.keep();
   capacity_ = offset;
   return ok();
 }
@@ -130,14 +128,11 @@ result<void> growable_buffer::shrink(std::size_t new_size) {
                  "new size " + format_bytes(new_size) + " exceeds the current size " + format_bytes(size_) +
                      " (use grow)");
   size_ = new_size;
-  while (!chunks_.empty() && chunks_.back().offset >= new_size) {
-    owned_chunk& last = chunks_.back();
-    if (auto unmapped = last.map.unmap(); !unmapped)
-      return std::move(unmapped).error().add_context("shrinking a buffer to " + format_bytes(new_size));
-    last.memory.reset();
-    capacity_ = last.offset;
-    chunks_.pop_back();
-  }
+  std::size_t keep = chunks_->count();
+  while (keep > 0 && chunks_->offset(keep - 1) >= new_size) --keep;
+  auto unmapped = chunks_->truncate(keep);  // one wait for all the chunks it unmaps
+  capacity_ = chunks_->end();               // the chunks left, whether or not every unmap succeeded
+  if (!unmapped) return std::move(unmapped).error().add_context("shrinking a buffer to " + format_bytes(new_size));
   return ok();
 }
 
@@ -145,25 +140,27 @@ result<void> growable_buffer::resize(std::size_t new_size) {
   return new_size >= size_ ? grow(new_size) : shrink(new_size);
 }
 
+std::size_t growable_buffer::chunk_count() const noexcept { return chunks_ ? chunks_->count() : 0; }
+
 chunk_info growable_buffer::chunk(std::size_t index) const noexcept {
-  return {chunks_[index].offset, chunks_[index].memory.size()};
+  return {chunks_->offset(index), chunks_->memory(index).size()};
 }
 
 std::vector<chunk_info> growable_buffer::chunks() const {
   std::vector<chunk_info> out;
-  out.reserve(chunks_.size());
-  for (std::size_t i = 0; i < chunks_.size(); ++i) out.push_back(chunk(i));
+  out.reserve(chunk_count());
+  for (std::size_t i = 0; i < chunk_count(); ++i) out.push_back(chunk(i));
   return out;
 }
 
 result<exported_chunk> growable_buffer::export_chunk(std::size_t index) const {
-  if (index >= chunks_.size())
+  if (index >= chunk_count())
     return error(errc::invalid_argument, "growable_buffer::export_chunk",
-                 "chunk " + std::to_string(index) + " does not exist (" + std::to_string(chunks_.size()) + " chunks)");
-  const auto& c = chunks_[index];
-  auto fd = c.memory.export_fd();
+                 "chunk " + std::to_string(index) + " does not exist (" + std::to_string(chunk_count()) + " chunks)");
+  const vmm_allocation& memory = chunks_->memory(index);
+  auto fd = memory.export_fd();
   if (!fd) return std::move(fd).error().add_context("exporting chunk " + std::to_string(index));
-  return exported_chunk{std::move(fd).value(), c.offset, c.memory.size()};
+  return exported_chunk{std::move(fd).value(), chunks_->offset(index), memory.size()};
 }
 
 }  // namespace membridge::cuda

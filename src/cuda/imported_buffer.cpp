@@ -1,6 +1,7 @@
 #include <membridge/core/units.hpp>
 #include <membridge/cuda/imported_buffer.hpp>
 
+#include "detail/chunk_list.hpp"
 #include "detail/device_state.hpp"
 
 #include <algorithm>
@@ -14,12 +15,15 @@ result<imported_buffer> imported_buffer::reserve(const device& dev, std::size_t 
   if (reserved_size == 0) return error(errc::invalid_argument, "imported_buffer::reserve", "reserved_size is 0");
   imported_buffer out;
   MEMBRIDGE_TRY_ASSIGN(out.range_, address_range::reserve(dev, reserved_size));
+  out.chunks_ = std::make_unique<detail::chunk_list>(out.range_);
   return out;
 }
 
+imported_buffer::imported_buffer() noexcept = default;
+
 imported_buffer::imported_buffer(imported_buffer&& other) noexcept
     : range_(std::move(other.range_)),
-      chunks_(std::exchange(other.chunks_, {})),
+      chunks_(std::move(other.chunks_)),
       size_(std::exchange(other.size_, 0)),
       capacity_(std::exchange(other.capacity_, 0)) {}
 
@@ -27,7 +31,7 @@ imported_buffer& imported_buffer::operator=(imported_buffer&& other) noexcept {
   if (this != &other) {
     release_all();
     range_ = std::move(other.range_);
-    chunks_ = std::exchange(other.chunks_, {});
+    chunks_ = std::move(other.chunks_);
     size_ = std::exchange(other.size_, 0);
     capacity_ = std::exchange(other.capacity_, 0);
   }
@@ -36,15 +40,10 @@ imported_buffer& imported_buffer::operator=(imported_buffer&& other) noexcept {
 
 imported_buffer::~imported_buffer() { release_all(); }
 
-// The VMM teardown order (as growable_buffer's): for each chunk, newest first, wait + unmap
-// (mapping), then release the imported handle; last, free the address range.
+// The chunks first (detail::chunk_list: one wait, then unmap and release each, newest first), then
+// the address range they live in.
 void imported_buffer::release_all() noexcept {
-  while (!chunks_.empty()) {
-    chunk& last = chunks_.back();
-    last.map.reset();
-    last.memory.reset();
-    chunks_.pop_back();
-  }
+  chunks_.reset();
   range_.reset();
   size_ = 0;
   capacity_ = 0;
@@ -87,49 +86,41 @@ result<void> imported_buffer::append_all(std::span<const chunk_source> chunks, a
     end = c.offset + c.size;
   }
   if (chunks.empty()) return ok();
-  // Room first, so the final moves cannot fail after the driver calls.
-  if (chunks_.capacity() < chunks_.size() + chunks.size())
-    chunks_.reserve(std::max<std::size_t>({4, 2 * chunks_.size(), chunks_.size() + chunks.size()}));
-  std::vector<chunk> added(chunks.size());
-  std::vector<mapping> maps(chunks.size());
-  for (std::size_t i = 0; i < chunks.size(); ++i) {
-    const chunk_source& c = chunks[i];
-    MEMBRIDGE_TRY_ASSIGN(added[i].memory, vmm_allocation::import(device(range_.state()), c.fd, c.size)
-                                              .with_context("importing the chunk at offset " + format_bytes(c.offset)));
-    MEMBRIDGE_TRY_ASSIGN(maps[i], mapping::map(range_, c.offset, added[i].memory, access::none)
-                                      .with_context("mapping the chunk at offset " + format_bytes(c.offset)));
+  chunks_->reserve_more(chunks.size());
+  detail::append_guard added(*chunks_);
+  const device dev(range_.state());
+  for (const chunk_source& c : chunks) {
+    MEMBRIDGE_TRY_ASSIGN(auto memory, vmm_allocation::import(dev, c.fd, c.size)
+                                          .with_context("importing the chunk at offset " + format_bytes(c.offset)));
+    MEMBRIDGE_TRY(chunks_->push(std::move(memory), c.offset, access::none)
+                      .with_context("mapping the chunk at offset " + format_bytes(c.offset)));
   }
-  if (rights != access::none)
-    MEMBRIDGE_TRY(mapping::set_access(maps, rights)
-                      .with_context("granting access to " + std::to_string(chunks.size()) + " chunk(s) from offset " +
-                                    format_bytes(chunks.front().offset)));
-  for (std::size_t i = 0; i < chunks.size(); ++i) {
-    added[i].map = std::move(maps[i]);
-    chunks_.push_back(std::move(added[i]));
-  }
+  MEMBRIDGE_TRY(chunks_->grant(added.first(), rights)
+                    .with_context("granting access to " + std::to_string(chunks.size()) + " chunk(s) from offset " +
+                                  format_bytes(chunks.front().offset)));
+  added.keep();
   capacity_ = end;
   return ok();
 }
 
 result<void> imported_buffer::truncate(std::size_t chunk_count) {
-  if (chunk_count > chunks_.size())
+  if (chunk_count > this->chunk_count())
     return error(errc::invalid_argument, "imported_buffer::truncate",
-                 "cannot keep " + std::to_string(chunk_count) + " of " + std::to_string(chunks_.size()) + " chunks");
-  while (chunks_.size() > chunk_count) {
-    chunk& last = chunks_.back();
-    const std::size_t bytes = last.memory.size();
-    // mapping::unmap waits for the device's queued work first; on failure the chunk stays mapped
-    // and counted, so the buffer stays consistent.
-    if (auto unmapped = last.map.unmap(); !unmapped)
-      return std::move(unmapped).error().add_context("truncating an imported buffer to " +
-                                                     std::to_string(chunk_count) + " chunks");
-    last.memory.reset();
-    chunks_.pop_back();
-    capacity_ -= bytes;
-    if (size_ > capacity_) size_ = capacity_;
-  }
+                 "cannot keep " + std::to_string(chunk_count) + " of " + std::to_string(this->chunk_count()) +
+                     " chunks");
+  if (chunk_count == this->chunk_count()) return ok();
+  // One wait for the device's queued work, then the chunks go newest first; on failure the chunks
+  // not yet unmapped stay mapped and counted, so the buffer stays consistent.
+  auto unmapped = chunks_->truncate(chunk_count);
+  capacity_ = chunks_->end();  // chunks lie back to back from offset 0
+  if (size_ > capacity_) size_ = capacity_;
+  if (!unmapped)
+    return std::move(unmapped).error().add_context("truncating an imported buffer to " + std::to_string(chunk_count) +
+                                                   " chunks");
   return ok();
 }
+
+std::size_t imported_buffer::chunk_count() const noexcept { return chunks_ ? chunks_->count() : 0; }
 
 result<void> imported_buffer::set_size(std::size_t bytes) {
   if (bytes > capacity_)

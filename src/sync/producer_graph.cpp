@@ -1,6 +1,6 @@
 #include <membridge/sync/producer_graph.hpp>
 
-#include "../cuda/detail/device_state.hpp"
+#include <membridge/core/log.hpp>
 
 #include <string>
 #include <utility>
@@ -9,48 +9,97 @@ namespace membridge::sync {
 
 namespace {
 
-using cuda::detail::device_state;
+// What producer_graph needs of the device, from cuda::device's public API: the driver table, the
+// primary context (made current around driver calls) and a description for error context.
+struct device_link {
+  const cuda::driver* drv = nullptr;
+  CUcontext context = nullptr;
+  const std::string* text = nullptr;
+
+  [[nodiscard]] const cuda::driver_api& api() const noexcept { return drv->api(); }
+
+  [[nodiscard]] error fail(CUresult code, std::string call, std::string context_text,
+                           std::source_location where = std::source_location::current()) const {
+    if (!context_text.empty()) context_text += " on ";
+    context_text += *text;
+    return drv->make_error(code, std::move(call), std::move(context_text), where);
+  }
+};
+
+void log_teardown_failure(const error& e) noexcept { log(log_level::error, "membridge teardown: " + e.message()); }
+
+// Makes the device's primary context current until destroyed, restoring the previous one; does
+// nothing when it already was current (the common case: the CUDA runtime's device).
+class context_scope {
+ public:
+  context_scope(const cuda::driver_api* api, bool pushed) noexcept : api_(api), pushed_(pushed) {}
+  context_scope(const context_scope&) = delete;
+  context_scope& operator=(const context_scope&) = delete;
+  context_scope(context_scope&& other) noexcept : api_(other.api_), pushed_(std::exchange(other.pushed_, false)) {}
+  context_scope& operator=(context_scope&&) = delete;
+  ~context_scope() {
+    if (!pushed_) return;
+    CUcontext popped = nullptr;
+    if (const CUresult rc = api_->cuCtxPopCurrent(&popped); rc != CUDA_SUCCESS)
+      log(log_level::warning, "membridge: cuCtxPopCurrent failed with CUresult " + std::to_string(static_cast<int>(rc)));
+  }
+
+ private:
+  const cuda::driver_api* api_;
+  bool pushed_;
+};
+
+result<context_scope> enter(const device_link& device) {
+  const auto& api = device.api();
+  CUcontext current = nullptr;
+  if (const CUresult rc = api.cuCtxGetCurrent(&current); rc != CUDA_SUCCESS)
+    return device.fail(rc, "cuCtxGetCurrent", "checking the current context");
+  if (current == device.context) return context_scope(&api, false);
+  if (const CUresult rc = api.cuCtxPushCurrent(device.context); rc != CUDA_SUCCESS)
+    return device.fail(rc, "cuCtxPushCurrent", "making the primary context current");
+  return context_scope(&api, true);
+}
 
 std::string slot_text(std::uint32_t slot) { return "slot " + std::to_string(slot); }
 
 // The capture stream, destroyed when create() returns.
 class stream_guard {
  public:
-  explicit stream_guard(const device_state& state) noexcept : state_(state) {}
+  explicit stream_guard(const device_link& state) noexcept : state_(state) {}
   stream_guard(const stream_guard&) = delete;
   stream_guard& operator=(const stream_guard&) = delete;
   ~stream_guard() {
     if (stream_ == nullptr) return;
     if (const CUresult rc = state_.api().cuStreamDestroy(stream_); rc != CUDA_SUCCESS)
-      cuda::detail::log_teardown_failure(state_.fail(rc, "cuStreamDestroy", "destroying the capture stream"));
+      log_teardown_failure(state_.fail(rc, "cuStreamDestroy", "destroying the capture stream"));
   }
   CUstream stream_ = nullptr;
 
  private:
-  const device_state& state_;
+  const device_link& state_;
 };
 
 // A graph owned until given away (the captured work; a slot's template until it is kept).
 class graph_guard {
  public:
-  explicit graph_guard(const device_state& state) noexcept : state_(state) {}
+  explicit graph_guard(const device_link& state) noexcept : state_(state) {}
   graph_guard(const graph_guard&) = delete;
   graph_guard& operator=(const graph_guard&) = delete;
   ~graph_guard() {
     if (graph_ == nullptr) return;
     if (const CUresult rc = state_.api().cuGraphDestroy(graph_); rc != CUDA_SUCCESS)
-      cuda::detail::log_teardown_failure(state_.fail(rc, "cuGraphDestroy", "destroying a graph"));
+      log_teardown_failure(state_.fail(rc, "cuGraphDestroy", "destroying a graph"));
   }
   CUgraph release() noexcept { return std::exchange(graph_, nullptr); }
   CUgraph graph_ = nullptr;
 
  private:
-  const device_state& state_;
+  const device_link& state_;
 };
 
 // Captures `record`'s work for `slot` on `stream` into a new graph. A failure (of the caller's
 // work or of the capture) ends the capture and destroys whatever graph it made.
-result<void> capture_slot(const device_state& state, CUstream stream, std::uint32_t slot,
+result<void> capture_slot(const device_link& state, CUstream stream, std::uint32_t slot,
                           const producer_record_fn& record, graph_guard& work) {
   const auto& api = state.api();
   if (const CUresult rc = api.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL); rc != CUDA_SUCCESS)
@@ -74,7 +123,10 @@ result<void> capture_slot(const device_state& state, CUstream stream, std::uint3
 producer_graph::producer_graph() noexcept = default;
 
 producer_graph::producer_graph(producer_graph&& other) noexcept
-    : device_(std::move(other.device_)),
+    : device_keepalive_(std::move(other.device_keepalive_)),
+      driver_(std::move(other.driver_)),
+      context_(std::exchange(other.context_, nullptr)),
+      device_text_(std::move(other.device_text_)),
       consumed_(std::exchange(other.consumed_, nullptr)),
       produced_(std::exchange(other.produced_, nullptr)),
       graphs_(std::move(other.graphs_)) {
@@ -84,7 +136,10 @@ producer_graph::producer_graph(producer_graph&& other) noexcept
 producer_graph& producer_graph::operator=(producer_graph&& other) noexcept {
   if (this != &other) {
     reset();
-    device_ = std::move(other.device_);
+    device_keepalive_ = std::move(other.device_keepalive_);
+    driver_ = std::move(other.driver_);
+    context_ = std::exchange(other.context_, nullptr);
+    device_text_ = std::move(other.device_text_);
     consumed_ = std::exchange(other.consumed_, nullptr);
     produced_ = std::exchange(other.produced_, nullptr);
     graphs_ = std::move(other.graphs_);
@@ -96,22 +151,26 @@ producer_graph& producer_graph::operator=(producer_graph&& other) noexcept {
 producer_graph::~producer_graph() { reset(); }
 
 void producer_graph::reset() noexcept {
-  if (device_ && !graphs_.empty()) {
-    auto scope = device_->enter();
-    const auto& api = device_->api();
+  if (driver_ && !graphs_.empty()) {
+    const device_link device{driver_.get(), context_, &device_text_};
+    auto scope = enter(device);
+    const auto& api = device.api();
     for (std::size_t i = 0; i < graphs_.size(); ++i) {
       const slot_graph& g = graphs_[i];
       const std::string what = slot_text(static_cast<std::uint32_t>(i));
       if (g.exec != nullptr)
         if (const CUresult rc = api.cuGraphExecDestroy(g.exec); rc != CUDA_SUCCESS)
-          cuda::detail::log_teardown_failure(device_->fail(rc, "cuGraphExecDestroy", "destroying the graph of " + what));
+          log_teardown_failure(device.fail(rc, "cuGraphExecDestroy", "destroying the graph of " + what));
       if (g.graph != nullptr)
         if (const CUresult rc = api.cuGraphDestroy(g.graph); rc != CUDA_SUCCESS)
-          cuda::detail::log_teardown_failure(device_->fail(rc, "cuGraphDestroy", "destroying the template of " + what));
+          log_teardown_failure(device.fail(rc, "cuGraphDestroy", "destroying the template of " + what));
     }
   }
   graphs_.clear();
-  device_.reset();
+  device_keepalive_.reset();
+  driver_.reset();
+  context_ = nullptr;
+  device_text_.clear();
   consumed_ = nullptr;
   produced_ = nullptr;
 }
@@ -134,28 +193,32 @@ result<producer_graph> producer_graph::create(const cuda::device& cuda_device, c
   if (semaphores.slots == 0) return error(errc::invalid_argument, call, "slots must be at least 1");
   if (!record) return error(errc::invalid_argument, call, "no function records the producer's work");
 
-  const auto& state = cuda_device.state();
-  const auto& api = state->api();
-  MEMBRIDGE_TRY_ASSIGN(auto scope, state->enter());
-
   producer_graph out;  // owns each slot's graphs as soon as they exist: a failure destroys them
-  out.device_ = state;
+  out.device_keepalive_ = cuda_device.state();
+  out.driver_ = cuda_device.shared_driver();
+  out.context_ = cuda_device.primary_context();
+  out.device_text_ = "device " + std::to_string(cuda_device.ordinal());
+  if (!cuda_device.name().empty()) out.device_text_ += " (" + cuda_device.name() + ")";
+  const device_link state{out.driver_.get(), out.context_, &out.device_text_};
+  const auto& api = state.api();
+  MEMBRIDGE_TRY_ASSIGN(auto scope, enter(state));
+
   out.consumed_ = semaphores.consumed->native();
   out.produced_ = semaphores.produced->native();
   out.graphs_.reserve(semaphores.slots);
 
-  stream_guard capture(*state);
+  stream_guard capture(state);
   if (const CUresult rc = api.cuStreamCreate(&capture.stream_, CU_STREAM_NON_BLOCKING); rc != CUDA_SUCCESS)
-    return state->fail(rc, "cuStreamCreate", "creating the capture stream");
+    return state.fail(rc, "cuStreamCreate", "creating the capture stream");
 
   for (std::uint32_t slot = 0; slot < semaphores.slots; ++slot) {
     const std::string what = slot_text(slot);
-    graph_guard work(*state);
-    MEMBRIDGE_TRY(capture_slot(*state, capture.stream_, slot, record, work));
+    graph_guard work(state);
+    MEMBRIDGE_TRY(capture_slot(state, capture.stream_, slot, record, work));
 
-    graph_guard frame(*state);
+    graph_guard frame(state);
     if (const CUresult rc = api.cuGraphCreate(&frame.graph_, 0); rc != CUDA_SUCCESS)
-      return state->fail(rc, "cuGraphCreate", "the graph of " + what);
+      return state.fail(rc, "cuGraphCreate", "the graph of " + what);
     slot_graph g;
     // acquire: wait for consumed >= value (set per frame; 0 is always reached).
     CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS wait_value{};
@@ -165,12 +228,12 @@ result<producer_graph> producer_graph::create(const cuda::device& cuda_device, c
     wait.numExtSems = 1;
     if (const CUresult rc = api.cuGraphAddExternalSemaphoresWaitNode(&g.wait, frame.graph_, nullptr, 0, &wait);
         rc != CUDA_SUCCESS)
-      return state->fail(rc, "cuGraphAddExternalSemaphoresWaitNode", "the consumed wait of " + what);
+      return state.fail(rc, "cuGraphAddExternalSemaphoresWaitNode", "the consumed wait of " + what);
     // the work, after the wait (cloned: the captured graph goes when this iteration ends).
     CUgraphNode work_node = nullptr;
     if (const CUresult rc = api.cuGraphAddChildGraphNode(&work_node, frame.graph_, &g.wait, 1, work.graph_);
         rc != CUDA_SUCCESS)
-      return state->fail(rc, "cuGraphAddChildGraphNode", "the recorded work of " + what);
+      return state.fail(rc, "cuGraphAddChildGraphNode", "the recorded work of " + what);
     // release: signal produced = value (set per frame), after the work.
     CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS signal_value{};
     signal_value.params.fence.value = frame_timeline::produced_value(slot);
@@ -180,9 +243,9 @@ result<producer_graph> producer_graph::create(const cuda::device& cuda_device, c
     signal.numExtSems = 1;
     if (const CUresult rc = api.cuGraphAddExternalSemaphoresSignalNode(&g.signal, frame.graph_, &work_node, 1, &signal);
         rc != CUDA_SUCCESS)
-      return state->fail(rc, "cuGraphAddExternalSemaphoresSignalNode", "the produced signal of " + what);
+      return state.fail(rc, "cuGraphAddExternalSemaphoresSignalNode", "the produced signal of " + what);
     if (const CUresult rc = api.cuGraphInstantiateWithFlags(&g.exec, frame.graph_, 0); rc != CUDA_SUCCESS)
-      return state->fail(rc, "cuGraphInstantiateWithFlags", "instantiating the graph of " + what);
+      return state.fail(rc, "cuGraphInstantiateWithFlags", "instantiating the graph of " + what);
     g.graph = frame.release();
     out.graphs_.push_back(g);
   }
@@ -204,8 +267,9 @@ result<void> producer_graph::launch(CUstream stream, std::uint64_t frame, launch
   if (!valid()) return error(errc::invalid_argument, "producer_graph::launch", "the producer graph is empty");
   const auto slots = static_cast<std::uint64_t>(graphs_.size());
   const slot_graph& g = graphs_[static_cast<std::size_t>(frame % slots)];
-  const auto& api = device_->api();
-  MEMBRIDGE_TRY_ASSIGN(auto scope, device_->enter());
+  const device_link device{driver_.get(), context_, &device_text_};
+  const auto& api = device.api();
+  MEMBRIDGE_TRY_ASSIGN(auto scope, enter(device));
 
   CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS wait_value{};
   wait_value.params.fence.value = frame < slots ? 0 : frame_timeline::consumed_value(frame - slots);
@@ -215,7 +279,7 @@ result<void> producer_graph::launch(CUstream stream, std::uint64_t frame, launch
   wait.numExtSems = 1;
   if (const CUresult rc = api.cuGraphExecExternalSemaphoresWaitNodeSetParams(g.exec, g.wait, &wait);
       rc != CUDA_SUCCESS)
-    return device_->fail(rc, "cuGraphExecExternalSemaphoresWaitNodeSetParams", "frame " + std::to_string(frame));
+    return device.fail(rc, "cuGraphExecExternalSemaphoresWaitNodeSetParams", "frame " + std::to_string(frame));
   mark(t1);
 
   CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS signal_value{};
@@ -226,11 +290,11 @@ result<void> producer_graph::launch(CUstream stream, std::uint64_t frame, launch
   signal.numExtSems = 1;
   if (const CUresult rc = api.cuGraphExecExternalSemaphoresSignalNodeSetParams(g.exec, g.signal, &signal);
       rc != CUDA_SUCCESS)
-    return device_->fail(rc, "cuGraphExecExternalSemaphoresSignalNodeSetParams", "frame " + std::to_string(frame));
+    return device.fail(rc, "cuGraphExecExternalSemaphoresSignalNodeSetParams", "frame " + std::to_string(frame));
   mark(t2);
 
   if (const CUresult rc = api.cuGraphLaunch(g.exec, stream); rc != CUDA_SUCCESS)
-    return device_->fail(rc, "cuGraphLaunch", "frame " + std::to_string(frame));
+    return device.fail(rc, "cuGraphLaunch", "frame " + std::to_string(frame));
   mark(t3);
   if (timing != nullptr) *timing = {t1 - t0, t2 - t1, t3 - t2};
   return ok();

@@ -554,6 +554,10 @@ CUresult fake_cuDestroyExternalMemory(CUexternalMemory memory) {
   return CUDA_SUCCESS;
 }
 
+// The driver's bytes per channel, for the model's lower-bound footprint check. It mirrors the
+// library's table (src/cuda/external_memory.cpp), so it cannot catch a wrong entry there: the
+// footprints that pin the library's table are written out per case in cuda_external_memory_test
+// (map_array_footprints_match_expectations_written_out_per_format).
 std::size_t fake_element_bytes(CUarray_format format) {
   switch (format) {
     case CU_AD_FORMAT_UNSIGNED_INT8:

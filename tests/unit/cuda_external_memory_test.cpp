@@ -234,6 +234,53 @@ TEST_F(external_memory_test, map_array_refuses_shapes_that_cannot_fit_without_ca
   EXPECT_TRUE(fake_.mipmapped_arrays_.empty());
 }
 
+// Issue 18 item 4: the level-0 footprint of every plain format, written out by hand for each case
+// (not computed from a bytes-per-channel table, which the library and the scripted driver both
+// have: a wrong entry in the library's table must fail here). Each array placed so that it ends
+// exactly at the end of the 4 MiB import must map; one byte further it must be refused by the
+// library itself, before any driver call.
+TEST_F(external_memory_test, map_array_footprints_match_expectations_written_out_per_format) {
+  struct footprint_case {
+    array_format format;
+    std::size_t bytes;  // width * height * channels * bytes per channel, worked out by hand
+  };
+  const footprint_case cases[] = {
+      {{CU_AD_FORMAT_UNSIGNED_INT8, 1, 1024, 1024}, 1048576},
+      {{CU_AD_FORMAT_UNSIGNED_INT8, 4, 1920, 540}, 4147200},
+      {{CU_AD_FORMAT_SIGNED_INT8, 2, 256, 256}, 131072},
+      {{CU_AD_FORMAT_UNSIGNED_INT16, 1, 512, 512}, 524288},
+      {{CU_AD_FORMAT_SIGNED_INT16, 4, 256, 128}, 262144},
+      {{CU_AD_FORMAT_HALF, 2, 1024, 1024}, 4194304},
+      {{CU_AD_FORMAT_HALF, 4, 640, 480}, 2457600},
+      {{CU_AD_FORMAT_UNSIGNED_INT32, 1, 1000, 1000}, 4000000},
+      {{CU_AD_FORMAT_SIGNED_INT32, 2, 300, 200}, 480000},
+      {{CU_AD_FORMAT_FLOAT, 1, 1920, 540}, 4147200},
+      {{CU_AD_FORMAT_FLOAT, 4, 512, 512}, 4194304},
+  };
+  auto imported = external_memory::import(dev_, fd_, 4_MiB);
+  ASSERT_TRUE(imported) << imported.error().message();
+  for (const footprint_case& c : cases) {
+    array_format fits = c.format;
+    fits.offset = 4_MiB - c.bytes;
+    const std::string name = membridge::cuda::to_string(fits);
+    {
+      auto mapped = imported->map_array(fits);
+      EXPECT_TRUE(mapped) << name << " (" << c.bytes << " bytes) fits the import exactly: "
+                          << (mapped ? std::string() : mapped.error().message());
+    }
+    array_format too_far = c.format;
+    too_far.offset = fits.offset + 1;
+    const std::size_t from = fake_.calls().size();
+    const auto refused = imported->map_array(too_far);
+    ASSERT_FALSE(refused) << membridge::cuda::to_string(too_far) << " needs " << c.bytes << " bytes, "
+                          << (4_MiB - too_far.offset) << " are left";
+    EXPECT_EQ(refused.error().code(), errc::invalid_argument) << refused.error().message();
+    EXPECT_EQ(count(calls_since(from), "cuExternalMemoryGetMappedMipmappedArray"), 0U)
+        << membridge::cuda::to_string(too_far) << ": the library must refuse it before the driver is called";
+  }
+  EXPECT_TRUE(fake_.mipmapped_arrays_.empty());
+}
+
 TEST_F(external_memory_test, the_drivers_refusals_of_a_mapping_are_categorised) {
   auto imported = external_memory::import(dev_, fd_, 4_MiB);
   ASSERT_TRUE(imported);

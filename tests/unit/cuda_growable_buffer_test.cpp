@@ -240,7 +240,7 @@ TEST_F(growable_buffer_test, shrink_waits_then_unmaps_whole_chunks_past_the_new_
   EXPECT_EQ(b.capacity(), 256_MiB);  // the chunk holding byte 200 MiB stays
   EXPECT_EQ(b.chunk_count(), 3u);
   EXPECT_EQ(b.address(), base);
-  EXPECT_GT(fake_.synchronize_count(), syncs);
+  EXPECT_EQ(fake_.synchronize_count() - syncs, 1) << "one wait for the two chunks unmapped";
   EXPECT_EQ(fake_.state().free_memory, 80_GiB - 256_MiB);
   expect_consistent(b);
   ASSERT_TRUE(b.shrink(128_MiB));  // exactly at a chunk boundary: the chunk starting there goes
@@ -376,3 +376,53 @@ TEST_F(growable_buffer_test, a_failure_at_every_step_of_reserve_leaves_the_buffe
 }
 
 }  // namespace
+
+// Issue 18 item 4: one shared chunk list, ONE context synchronize per teardown, whatever the number
+// of chunks (a cuCtxSynchronize stalls every stream of the context), and it comes before every unmap.
+namespace {
+
+// The calls made since `from`, in order.
+std::vector<std::string> calls_since(const membridge::testing::fake_cuda& fake, std::size_t from) {
+  return {fake.calls().begin() + static_cast<std::ptrdiff_t>(from), fake.calls().end()};
+}
+
+}  // namespace
+
+TEST_F(growable_buffer_test, destroying_an_n_chunk_buffer_synchronizes_once_before_the_unmaps) {
+  auto b = make({.size = 64_MiB, .max_size = 4_GiB});
+  for (std::size_t s = 128_MiB; s <= 1_GiB; s *= 2) ASSERT_TRUE(b.grow(s));
+  ASSERT_EQ(b.chunk_count(), 5u);
+  const int syncs = fake_.synchronize_count();
+  const std::size_t from = fake_.calls().size();
+  b = growable_buffer{};
+  const auto made = calls_since(fake_, from);
+  EXPECT_EQ(fake_.synchronize_count() - syncs, 1) << membridge::testing::join(made);
+  EXPECT_EQ(std::count(made.begin(), made.end(), "cuMemUnmap"), 5) << membridge::testing::join(made);
+  EXPECT_EQ(std::count(made.begin(), made.end(), "cuMemRelease"), 5) << membridge::testing::join(made);
+  const auto sync_at = std::find(made.begin(), made.end(), "cuCtxSynchronize");
+  const auto first_unmap = std::find(made.begin(), made.end(), "cuMemUnmap");
+  EXPECT_LT(sync_at, first_unmap) << "the wait must come before the first unmap: " << membridge::testing::join(made);
+  EXPECT_TRUE(fake_.state().mappings.empty());
+  EXPECT_EQ(fake_.state().free_memory, 80_GiB);
+}
+
+TEST_F(growable_buffer_test, shrinking_past_several_chunks_synchronizes_once_and_an_empty_buffer_not_at_all) {
+  auto b = make({.size = 64_MiB, .max_size = 4_GiB});
+  for (std::size_t s = 128_MiB; s <= 1_GiB; s *= 2) ASSERT_TRUE(b.grow(s));
+  ASSERT_EQ(b.chunk_count(), 5u);
+  int syncs = fake_.synchronize_count();
+  ASSERT_TRUE(b.shrink(100_MiB));  // unmaps the 128, 256 and 512 MiB chunks
+  EXPECT_EQ(b.chunk_count(), 2u);
+  EXPECT_EQ(b.capacity(), 128_MiB);
+  EXPECT_EQ(fake_.synchronize_count() - syncs, 1);
+  syncs = fake_.synchronize_count();
+  ASSERT_TRUE(b.shrink(90_MiB));  // no chunk lies wholly past 90 MiB: nothing to wait for
+  EXPECT_EQ(fake_.synchronize_count(), syncs);
+  ASSERT_TRUE(b.shrink(0));
+  EXPECT_EQ(fake_.synchronize_count() - syncs, 1);
+  EXPECT_EQ(b.chunk_count(), 0u);
+  syncs = fake_.synchronize_count();
+  b = growable_buffer{};  // no chunks left: the teardown has nothing to wait for
+  EXPECT_EQ(fake_.synchronize_count(), syncs);
+  EXPECT_EQ(fake_.state().free_memory, 80_GiB);
+}

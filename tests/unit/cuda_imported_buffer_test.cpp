@@ -384,7 +384,7 @@ TEST_F(imported_buffer_test, truncate_waits_then_unmaps_and_releases_the_last_ch
   EXPECT_EQ(fake_.synchronize_count(), syncs);
 
   ASSERT_TRUE(view.truncate(1));
-  EXPECT_GT(fake_.synchronize_count(), syncs) << "unmapping must wait for the device first";
+  EXPECT_EQ(fake_.synchronize_count() - syncs, 1) << "unmapping two chunks waits for the device once, first";
   EXPECT_EQ(view.address(), base);
   EXPECT_EQ(view.capacity(), 64_MiB);
   EXPECT_EQ(view.size(), 64_MiB) << "the size cannot stay past the mapped bytes";
@@ -498,3 +498,31 @@ TEST_F(imported_buffer_test, moving_keeps_the_address_and_empties_the_source) {
 }
 
 }  // namespace
+
+// Issue 18 item 4: the view's teardown shares growable_buffer's chunk list: ONE context synchronize
+// for all its chunks, before the first unmap, and every import released.
+TEST_F(imported_buffer_test, destroying_an_n_chunk_view_synchronizes_once_before_the_unmaps) {
+  auto exporter = make_exporter();
+  auto chunks = export_all(exporter);
+  auto view = reserve(exporter.max_size());
+  for (const auto& c : chunks) ASSERT_TRUE(view.append(c.fd, c.offset, c.size));
+  ASSERT_EQ(view.chunk_count(), 3u);
+  const auto handles_before = fake_.state().handles.size();
+  const int syncs = fake_.synchronize_count();
+  const std::size_t from = fake_.calls().size();
+  view = imported_buffer{};
+  const std::vector<std::string> made(fake_.calls().begin() + static_cast<std::ptrdiff_t>(from), fake_.calls().end());
+  EXPECT_EQ(fake_.synchronize_count() - syncs, 1) << membridge::testing::join(made);
+  EXPECT_EQ(std::count(made.begin(), made.end(), "cuMemUnmap"), 3) << membridge::testing::join(made);
+  EXPECT_LT(std::find(made.begin(), made.end(), "cuCtxSynchronize"), std::find(made.begin(), made.end(), "cuMemUnmap"))
+      << "the wait must come before the first unmap: " << membridge::testing::join(made);
+  EXPECT_EQ(fake_.state().handles.size(), handles_before - 3) << "every import must be released";
+  EXPECT_EQ(fake_.state().mappings.size(), 3u) << "only the exporter's three chunks stay mapped";
+  // The exporter's own teardown: one more wait for its three chunks.
+  const int before_exporter = fake_.synchronize_count();
+  exporter = growable_buffer{};
+  EXPECT_EQ(fake_.synchronize_count() - before_exporter, 1);
+  EXPECT_TRUE(fake_.state().mappings.empty());
+  chunks.clear();  // the exported fds: the last references to the memory
+  EXPECT_EQ(fake_.state().free_memory, 80_GiB);
+}

@@ -15,6 +15,10 @@
 
 namespace membridge::cuda {
 
+namespace detail {
+class chunk_list;
+}  // namespace detail
+
 /// Options for growable_buffer::create().
 struct growable_buffer_options {
   std::size_t size = 0;          ///< Initial size in bytes (may be 0).
@@ -60,14 +64,15 @@ class growable_buffer {
   [[nodiscard]] static result<growable_buffer> create(const device& dev, const growable_buffer_options& options);
 
   /// An empty buffer (not created).
-  growable_buffer() noexcept = default;
+  growable_buffer() noexcept;
   growable_buffer(const growable_buffer&) = delete;
   growable_buffer& operator=(const growable_buffer&) = delete;
   /// Takes over `other`'s memory (the address does not change); `other` becomes empty.
   growable_buffer(growable_buffer&& other) noexcept;
   /// Releases the held memory, then takes over `other`'s.
   growable_buffer& operator=(growable_buffer&& other) noexcept;
-  /// Waits for the device, then unmaps, releases and frees everything.
+  /// Waits once for the device's queued work (one cuCtxSynchronize whatever the number of chunks),
+  /// then unmaps, releases and frees everything.
   ~growable_buffer();
 
   /// Grows to `new_size` bytes. Contents and address are kept; new bytes are uninitialised. If the
@@ -77,7 +82,7 @@ class growable_buffer {
   [[nodiscard]] result<void> grow(std::size_t new_size);
 
   /// Shrinks to `new_size` bytes and unmaps every chunk that lies wholly past it, after waiting for
-  /// the device's queued work (cuCtxSynchronize). Bytes below new_size are kept.
+  /// the device's queued work (one cuCtxSynchronize for all of them). Bytes below new_size are kept.
   /// Errors: invalid_argument when new_size > size(); the driver's error if waiting or unmapping
   /// fails, in which case size() is new_size and the chunks not yet unmapped stay mapped.
   [[nodiscard]] result<void> shrink(std::size_t new_size);
@@ -114,7 +119,7 @@ class growable_buffer {
   [[nodiscard]] bool valid() const noexcept { return range_.valid(); }
 
   /// Number of mapped chunks.
-  [[nodiscard]] std::size_t chunk_count() const noexcept { return chunks_.size(); }
+  [[nodiscard]] std::size_t chunk_count() const noexcept;
   /// Where chunk `index` lies. Precondition: index < chunk_count().
   [[nodiscard]] chunk_info chunk(std::size_t index) const noexcept;
   /// Where every chunk lies, in address order.
@@ -130,18 +135,12 @@ class growable_buffer {
   [[nodiscard]] const chunk_policy& policy() const noexcept { return policy_; }
 
  private:
-  struct owned_chunk {
-    vmm_allocation memory;
-    mapping map;
-    std::size_t offset = 0;
-  };
-
-  growable_buffer(address_range range, std::size_t granularity, const growable_buffer_options& options) noexcept;
+  growable_buffer(address_range range, std::size_t granularity, const growable_buffer_options& options);
   [[nodiscard]] result<void> add_chunks(std::size_t required, const chunk_policy& policy);
   void release_all() noexcept;
 
   address_range range_;
-  std::vector<owned_chunk> chunks_;
+  std::unique_ptr<detail::chunk_list> chunks_;  // the mapped chunks (shared with imported_buffer); null when empty
   std::size_t size_ = 0;
   std::size_t capacity_ = 0;
   std::size_t granularity_ = 0;

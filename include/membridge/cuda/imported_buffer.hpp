@@ -11,10 +11,15 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
 namespace membridge::cuda {
+
+namespace detail {
+class chunk_list;
+}  // namespace detail
 
 /// Imported chunks at fixed offsets of a reserved address range: the importing side of a
 /// growable_buffer shared across processes (ipc) or APIs.
@@ -23,8 +28,9 @@ namespace membridge::cuda {
 /// exporter's: append() imports one more chunk (cuMemImportFromShareableHandle), maps it right after
 /// the previous ones and grants access; truncate() drops chunks from the end. data() never changes.
 ///
-/// Move-only. Destruction waits for the device's queued work, then unmaps, releases and frees (the
-/// exporter's memory lives on while it or anyone else still holds it).
+/// Move-only. Destruction waits once for the device's queued work (one cuCtxSynchronize whatever the
+/// number of chunks), then unmaps, releases and frees (the exporter's memory lives on while it or
+/// anyone else still holds it).
 class imported_buffer {
  public:
   /// Reserves `reserved_size` bytes of device addresses (rounded up to the granularity).
@@ -33,7 +39,7 @@ class imported_buffer {
   [[nodiscard]] static result<imported_buffer> reserve(const device& dev, std::size_t reserved_size);
 
   /// An empty object.
-  imported_buffer() noexcept = default;
+  imported_buffer() noexcept;
   imported_buffer(const imported_buffer&) = delete;
   imported_buffer& operator=(const imported_buffer&) = delete;
   /// Takes over `other`'s range and chunks; `other` becomes empty.
@@ -64,8 +70,9 @@ class imported_buffer {
   /// changes nothing.
   /// Ownership: the fds are borrowed (each duplicated for its driver call, the duplicate closed after).
   [[nodiscard]] result<void> append_all(std::span<const chunk_source> chunks, access rights = access::read_write);
-  /// Keeps the first `chunk_count` chunks and unmaps the rest, after waiting for the device's
-  /// queued work. Errors: invalid_argument when chunk_count > chunk_count(); the driver's.
+  /// Keeps the first `chunk_count` chunks and unmaps the rest, after waiting once for the device's
+  /// queued work. Errors: invalid_argument when chunk_count > chunk_count(); the driver's (the
+  /// chunks not yet unmapped then stay, counted in chunk_count() and capacity()).
   [[nodiscard]] result<void> truncate(std::size_t chunk_count);
   /// Records how many bytes are in use (the exporter's size()); at most capacity().
   /// Errors: invalid_argument when `bytes` > capacity().
@@ -85,19 +92,15 @@ class imported_buffer {
   /// Bytes of address range reserved.
   [[nodiscard]] std::size_t reserved_size() const noexcept { return range_.size(); }
   /// Number of chunks mapped.
-  [[nodiscard]] std::size_t chunk_count() const noexcept { return chunks_.size(); }
+  [[nodiscard]] std::size_t chunk_count() const noexcept;
   /// True when reserved.
   [[nodiscard]] bool valid() const noexcept { return range_.valid(); }
 
  private:
-  struct chunk {
-    vmm_allocation memory;
-    mapping map;
-  };
   void release_all() noexcept;
   [[nodiscard]] result<void> check_chunk(const chunk_source& c, std::size_t expected_offset) const;
   address_range range_;
-  std::vector<chunk> chunks_;
+  std::unique_ptr<detail::chunk_list> chunks_;  // the mapped chunks (shared with growable_buffer); null when empty
   std::size_t size_ = 0;
   std::size_t capacity_ = 0;
 };

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace membridge::sync {
@@ -116,7 +117,14 @@ class producer_graph {
 
   void reset() noexcept;
 
-  std::shared_ptr<const cuda::detail::device_state> device_;
+  // The device through its public API (cuda::device): the driver, the primary context and its
+  // description for errors. `device_keepalive_` holds the device's shared state type-erased (the
+  // sync module does not know cuda's private layout): it keeps the primary context retained for as
+  // long as the graphs live, as every object made from the device does.
+  std::shared_ptr<const void> device_keepalive_;
+  std::shared_ptr<const cuda::driver> driver_;
+  CUcontext context_ = nullptr;
+  std::string device_text_;
   CUexternalSemaphore consumed_ = nullptr;
   CUexternalSemaphore produced_ = nullptr;
   std::vector<slot_graph> graphs_;

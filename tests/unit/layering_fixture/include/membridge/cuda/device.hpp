@@ -1,0 +1,2 @@
+// Fixture: a public cuda header (allowed target).
+#pragma once

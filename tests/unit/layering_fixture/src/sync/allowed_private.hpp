@@ -1,0 +1,2 @@
+// Fixture: sync's own private header (allowed).
+#pragma once
