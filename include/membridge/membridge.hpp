@@ -42,6 +42,7 @@
 // Vulkan types only (vulkan_core.h); include <volk.h> yourself to call through device_context::functions().
 #include <membridge/vulkan/chunked_buffer.hpp>
 #include <membridge/vulkan/device_context.hpp>
+#include <membridge/vulkan/device_requirements.hpp>
 #include <membridge/vulkan/imported_memory.hpp>
 #include <membridge/vulkan/instance_api.hpp>
 #include <membridge/vulkan/shared_buffer.hpp>
