@@ -45,6 +45,7 @@
 #include <membridge/vulkan/device_requirements.hpp>
 #include <membridge/vulkan/imported_memory.hpp>
 #include <membridge/vulkan/instance_api.hpp>
+#include <membridge/vulkan/queue_picker.hpp>
 #include <membridge/vulkan/shared_buffer.hpp>
 #include <membridge/vulkan/shared_image.hpp>
 #include <membridge/vulkan/timeline_semaphore.hpp>

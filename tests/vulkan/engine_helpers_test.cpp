@@ -2,13 +2,17 @@
 // (device_requirements, pick_queues), checked by creating that device on the fixture's GPU and adopting it.
 #include "vulkan_test.hpp"
 
+#include <membridge/vulkan/chunked_buffer.hpp>
 #include <membridge/vulkan/device_requirements.hpp>
+#include <membridge/vulkan/queue_picker.hpp>
 #include <membridge/vulkan/timeline_semaphore.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace membridge::testing {
 namespace {
@@ -196,6 +200,88 @@ TEST_F(vulkan_test, device_requirements_refuse_a_wrong_create_info) {
   auto refused = vulkan::device_requirements::apply(vk.context.instance_functions(), vk.context.physical_device(), wrong);
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().code(), errc::invalid_argument);
+}
+
+TEST_F(vulkan_test, pick_queues_matches_the_families_and_makes_a_device_membridge_adopts) {
+  const auto& c = vk.context;
+  const auto& fn = c.instance_functions();
+  std::uint32_t n = 0;
+  fn.vkGetPhysicalDeviceQueueFamilyProperties(c.physical_device(), &n, nullptr);
+  std::vector<VkQueueFamilyProperties> families(n);
+  fn.vkGetPhysicalDeviceQueueFamilyProperties(c.physical_device(), &n, families.data());
+  ASSERT_GT(n, 0U);
+
+  auto picked = vulkan::pick_queues(fn, c.physical_device());
+  ASSERT_TRUE(picked) << picked.error().message();
+  const auto& q = *picked;
+  ASSERT_LT(q.graphics_family, n);
+  EXPECT_NE(families[q.graphics_family].queueFlags & VK_QUEUE_GRAPHICS_BIT, 0U);
+  EXPECT_NE(families[q.graphics_family].queueFlags & VK_QUEUE_COMPUTE_BIT, 0U);
+  EXPECT_EQ(q.graphics_family, c.graphics_queue().family) << "the same family create() picks";
+  bool any_transfer_only = false;
+  bool any_sparse = false;
+  bool other_sparse = false;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const VkQueueFlags f = families[i].queueFlags;
+    if ((f & VK_QUEUE_TRANSFER_BIT) != 0 && (f & (VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT)) == 0)
+      any_transfer_only = true;
+    if ((f & VK_QUEUE_SPARSE_BINDING_BIT) != 0) {
+      any_sparse = true;
+      if (i != q.graphics_family) other_sparse = true;
+    }
+  }
+  EXPECT_EQ(q.transfer_family != VK_QUEUE_FAMILY_IGNORED, any_transfer_only);
+  if (q.transfer_family != VK_QUEUE_FAMILY_IGNORED) {
+    EXPECT_EQ(families[q.transfer_family].queueFlags & (VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT), 0U);
+  }
+  EXPECT_EQ(q.sparse_family != VK_QUEUE_FAMILY_IGNORED, any_sparse);
+  if (q.sparse_family != VK_QUEUE_FAMILY_IGNORED) {
+    EXPECT_NE(families[q.sparse_family].queueFlags & VK_QUEUE_SPARSE_BINDING_BIT, 0U);
+    EXPECT_EQ(q.sparse_family != q.graphics_family, other_sparse) << "another family is preferred";
+    EXPECT_LT(q.sparse_index, families[q.sparse_family].queueCount);
+  }
+  // One create info per family, each within the family's queue count, priorities owned by the selection.
+  std::vector<std::uint32_t> seen;
+  for (const auto& ci : q.queue_create_infos) {
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), ci.queueFamilyIndex), 0) << "family listed twice";
+    seen.push_back(ci.queueFamilyIndex);
+    ASSERT_LT(ci.queueFamilyIndex, n);
+    EXPECT_GE(ci.queueCount, 1U);
+    EXPECT_LE(ci.queueCount, families[ci.queueFamilyIndex].queueCount);
+    EXPECT_LE(ci.queueCount, q.priorities.size());
+    EXPECT_EQ(ci.pQueuePriorities, q.priorities.data());
+  }
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), q.graphics_family), 1);
+
+  // Without sparse: no sparse family.
+  auto plain = vulkan::pick_queues(fn, c.physical_device(), false);
+  ASSERT_TRUE(plain) << plain.error().message();
+  EXPECT_EQ(plain->sparse_family, VK_QUEUE_FAMILY_IGNORED);
+  EXPECT_FALSE(plain->sparse_shares_graphics_queue());
+
+  // A device made from the selection (moved first) and device_requirements, adopted with its queues.
+  vulkan::queue_selection moved = std::move(*picked);
+  VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  dci.queueCreateInfoCount = static_cast<std::uint32_t>(moved.queue_create_infos.size());
+  dci.pQueueCreateInfos = moved.queue_create_infos.data();
+  auto req = vulkan::device_requirements::apply(fn, c.physical_device(), dci,
+                                                {.sparse_growth = true, .allow_missing_extensions = true});
+  ASSERT_TRUE(req) << req.error().message();
+  engine_device device;
+  ASSERT_NO_FATAL_FAILURE(create_engine_device(c, dci, device));
+  auto info = adopt_info_for(c, device, *req);
+  moved.fill(info, device.device, device.get_queue);
+  ASSERT_TRUE(info.graphics.valid());
+  EXPECT_EQ(info.graphics.family, moved.graphics_family);
+  EXPECT_EQ(info.transfer.valid(), moved.transfer_family != VK_QUEUE_FAMILY_IGNORED);
+  EXPECT_EQ(info.sparse.valid(), moved.sparse_family != VK_QUEUE_FAMILY_IGNORED);
+  auto adopted = device_context::adopt(info);
+  ASSERT_TRUE(adopted) << adopted.error().message();
+  const bool sparse_usable = req->features().sparse_binding && moved.sparse_family != VK_QUEUE_FAMILY_IGNORED;
+  EXPECT_EQ(adopted->capabilities().sparse_binding, sparse_usable);
+  // Sparse growth works exactly when the helpers said it would.
+  auto view = vulkan::chunked_buffer::create(*adopted, {.reserved_size = 8U << 20, .mode = vulkan::growth_mode::sparse});
+  EXPECT_EQ(static_cast<bool>(view), sparse_usable) << (view ? std::string() : view.error().message());
 }
 
 }  // namespace
