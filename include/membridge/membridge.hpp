@@ -56,6 +56,7 @@
 #include <membridge/sync/ipc_buffers.hpp>
 #include <membridge/sync/producer_graph.hpp>
 #include <membridge/sync/same_gpu.hpp>
+#include <membridge/sync/submit2.hpp>
 #include <membridge/sync/vulkan_mirror.hpp>
 #endif
 

@@ -2,6 +2,7 @@
 // (device_requirements, pick_queues), checked by creating that device on the fixture's GPU and adopting it.
 #include "vulkan_test.hpp"
 
+#include <membridge/sync/submit2.hpp>
 #include <membridge/vulkan/chunked_buffer.hpp>
 #include <membridge/vulkan/device_requirements.hpp>
 #include <membridge/vulkan/queue_picker.hpp>
@@ -9,7 +10,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
+#include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -282,6 +286,117 @@ TEST_F(vulkan_test, pick_queues_matches_the_families_and_makes_a_device_membridg
   // Sparse growth works exactly when the helpers said it would.
   auto view = vulkan::chunked_buffer::create(*adopted, {.reserved_size = 8U << 20, .mode = vulkan::growth_mode::sparse});
   EXPECT_EQ(static_cast<bool>(view), sparse_usable) << (view ? std::string() : view.error().message());
+}
+
+TEST(sync_submit2, to_submit_info_copies_the_operation) {
+  const auto op = sync::semaphore_op{reinterpret_cast<VkSemaphore>(std::uintptr_t{0x1234}), 42};
+  const VkSemaphoreSubmitInfo info = sync::to_submit_info(op, VK_PIPELINE_STAGE_2_VERTEX_SHADER_BIT);
+  EXPECT_EQ(info.sType, VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO);
+  EXPECT_EQ(info.pNext, nullptr);
+  EXPECT_EQ(info.semaphore, op.semaphore);
+  EXPECT_EQ(info.value, 42U);
+  EXPECT_EQ(info.stageMask, VK_PIPELINE_STAGE_2_VERTEX_SHADER_BIT);
+  EXPECT_EQ(info.deviceIndex, 0U);
+}
+
+TEST_F(vulkan_test, frame_submit2_drives_the_frame_timeline_through_vkQueueSubmit2) {
+  const auto& c = vk.context;
+  const auto& fn = c.instance_functions();
+  VkPhysicalDeviceVulkan13Features supported13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+  VkPhysicalDeviceFeatures2 query{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  query.pNext = &supported13;
+  fn.vkGetPhysicalDeviceFeatures2(c.physical_device(), &query);
+  ASSERT_GE(c.api_version(), VK_API_VERSION_1_3) << "this test needs a Vulkan 1.3 device (lavapipe is)";
+  ASSERT_EQ(supported13.synchronization2, VK_TRUE) << "this test needs synchronization2 (lavapipe has it)";
+
+  // The engine's device: Vulkan 1.3 features with synchronization2, membridge's additions on top.
+  VkPhysicalDeviceVulkan13Features engine13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+  engine13.synchronization2 = VK_TRUE;
+  auto picked = vulkan::pick_queues(fn, c.physical_device(), false);
+  ASSERT_TRUE(picked) << picked.error().message();
+  VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  dci.pNext = &engine13;
+  dci.queueCreateInfoCount = static_cast<std::uint32_t>(picked->queue_create_infos.size());
+  dci.pQueueCreateInfos = picked->queue_create_infos.data();
+  auto req = vulkan::device_requirements::apply(fn, c.physical_device(), dci, {.allow_missing_extensions = true});
+  ASSERT_TRUE(req) << req.error().message();
+  engine_device device;
+  ASSERT_NO_FATAL_FAILURE(create_engine_device(c, dci, device));
+  auto info = adopt_info_for(c, device, *req);
+  picked->fill(info, device.device, device.get_queue);
+  auto adopted = device_context::adopt(info);
+  ASSERT_TRUE(adopted) << adopted.error().message();
+  const auto& dev = adopted->functions();
+  ASSERT_NE(dev.vkQueueSubmit2, nullptr);
+
+  auto timeline = sync::frame_timeline::create_host_producer(*adopted, {.slots = 2});
+  ASSERT_TRUE(timeline) << timeline.error().message();
+  // A command buffer that writes a fresh pattern into a host-visible buffer, so the submits do work.
+  auto staging = staging_buffer::create(*adopted, 4096);
+  ASSERT_TRUE(staging) << staging.error().message();
+  VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pool_info.queueFamilyIndex = adopted->graphics_queue().family;
+  pool_info.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  VkCommandPool pool = VK_NULL_HANDLE;
+  ASSERT_EQ(dev.vkCreateCommandPool(adopted->device(), &pool_info, nullptr, &pool), VK_SUCCESS);
+  VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  alloc.commandPool = pool;
+  alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  alloc.commandBufferCount = 1;
+  VkCommandBuffer cb = VK_NULL_HANDLE;
+  ASSERT_EQ(dev.vkAllocateCommandBuffers(adopted->device(), &alloc, &cb), VK_SUCCESS);
+
+  for (std::uint64_t frame = 0; frame < 4; ++frame) {
+    const std::uint32_t word = pattern(static_cast<std::uint32_t>(frame) + 11U, 0);
+    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    ASSERT_EQ(dev.vkBeginCommandBuffer(cb, &begin), VK_SUCCESS);
+    dev.vkCmdFillBuffer(cb, staging->get(), 0, 4096, word);
+    full_barrier(*adopted, cb);
+    ASSERT_EQ(dev.vkEndCommandBuffer(cb), VK_SUCCESS);
+
+    auto ops = sync::frame_submit2::of(*timeline, frame, VK_PIPELINE_STAGE_2_TRANSFER_BIT);
+    ASSERT_TRUE(ops) << ops.error().message();
+    EXPECT_EQ(ops->wait.semaphore, timeline->produced().get());
+    EXPECT_EQ(ops->wait.value, sync::frame_timeline::produced_value(frame));
+    EXPECT_EQ(ops->wait.stageMask, VK_PIPELINE_STAGE_2_TRANSFER_BIT);
+    EXPECT_EQ(ops->signal.semaphore, timeline->consumed().get());
+    EXPECT_EQ(ops->signal.value, sync::frame_timeline::consumed_value(frame));
+    EXPECT_EQ(ops->signal.stageMask, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
+    VkCommandBufferSubmitInfo cbi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
+    cbi.commandBuffer = cb;
+    const VkSubmitInfo2 submit = ops->submit_info(std::span<const VkCommandBufferSubmitInfo>(&cbi, 1));
+    ASSERT_EQ(submit.waitSemaphoreInfoCount, 1U);
+    ASSERT_EQ(submit.pWaitSemaphoreInfos, &ops->wait);
+    ASSERT_EQ(submit.pSignalSemaphoreInfos, &ops->signal);
+    ASSERT_EQ(dev.vkQueueSubmit2(adopted->graphics_queue().queue, 1, &submit, VK_NULL_HANDLE), VK_SUCCESS);
+    // The submit waits for the producer: nothing is consumed until the host releases the frame.
+    EXPECT_EQ(*timeline->consumed().value(), frame) << "frame " << frame << " ran before its release";
+    ASSERT_TRUE(timeline->host_release(frame));
+    ASSERT_TRUE(timeline->wait_consumed(frame, std::chrono::seconds(5)));
+    EXPECT_EQ(*timeline->consumed().value(), sync::frame_timeline::consumed_value(frame));
+    EXPECT_EQ(first_mismatch(staging->words(), 1, static_cast<std::uint32_t>(frame) + 11U), SIZE_MAX);
+    EXPECT_EQ(staging->words()[1023], word);
+  }
+  ASSERT_EQ(dev.vkQueueWaitIdle(adopted->graphics_queue().queue), VK_SUCCESS);
+  dev.vkDestroyCommandPool(adopted->device(), pool, nullptr);
+
+  // A timeline with a semaphore per consumer wants for_consumer, and an unknown consumer is refused.
+  EXPECT_FALSE(sync::frame_submit2::for_consumer(*timeline, 1, 0, VK_PIPELINE_STAGE_2_TRANSFER_BIT));
+  auto slotted = sync::frame_timeline::create_host_producer(*adopted, {.slots = 2, .consumer_slots = true});
+  ASSERT_TRUE(slotted) << slotted.error().message();
+  EXPECT_FALSE(sync::frame_submit2::of(*slotted, 0, VK_PIPELINE_STAGE_2_TRANSFER_BIT));
+  EXPECT_FALSE(sync::frame_submit2::for_consumer(*slotted, 7, 0, VK_PIPELINE_STAGE_2_TRANSFER_BIT));
+  ASSERT_TRUE(slotted->add_consumer(7, std::nullopt));
+  auto ops = sync::frame_submit2::for_consumer(*slotted, 7, 3, VK_PIPELINE_STAGE_2_TRANSFER_BIT,
+                                               VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT);
+  ASSERT_TRUE(ops) << ops.error().message();
+  EXPECT_EQ(ops->wait.semaphore, slotted->produced().get());
+  EXPECT_EQ(ops->wait.value, sync::frame_timeline::produced_value(3));
+  ASSERT_NE(slotted->consumer(7), nullptr);
+  EXPECT_EQ(ops->signal.semaphore, slotted->consumer(7)->get());
+  EXPECT_EQ(ops->signal.value, sync::frame_timeline::consumed_value(3));
+  EXPECT_EQ(ops->signal.stageMask, VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT);
 }
 
 }  // namespace
