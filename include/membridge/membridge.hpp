@@ -42,18 +42,22 @@
 // Vulkan types only (vulkan_core.h); include <volk.h> yourself to call through device_context::functions().
 #include <membridge/vulkan/chunked_buffer.hpp>
 #include <membridge/vulkan/device_context.hpp>
+#include <membridge/vulkan/device_requirements.hpp>
 #include <membridge/vulkan/imported_memory.hpp>
 #include <membridge/vulkan/instance_api.hpp>
+#include <membridge/vulkan/queue_picker.hpp>
 #include <membridge/vulkan/shared_buffer.hpp>
 #include <membridge/vulkan/shared_image.hpp>
 #include <membridge/vulkan/timeline_semaphore.hpp>
 
+#include <membridge/sync/cuda_vulkan_buffer.hpp>
 #include <membridge/sync/follow_plan.hpp>
 #include <membridge/sync/frame_publisher.hpp>
 #include <membridge/sync/frame_timeline.hpp>
 #include <membridge/sync/ipc_buffers.hpp>
 #include <membridge/sync/producer_graph.hpp>
 #include <membridge/sync/same_gpu.hpp>
+#include <membridge/sync/submit2.hpp>
 #include <membridge/sync/vulkan_mirror.hpp>
 #endif
 

@@ -94,11 +94,22 @@ result<device_context> device_context::adopt(const adopt_info& info) {
   detail::load_device_table(state->table, info.device, state->instance_fns.vkGetDeviceProcAddr);
   if (state->table.vkCreateBuffer == nullptr)
     return error(errc::invalid_argument, call, "vkGetDeviceProcAddr returned nothing for the device (wrong VkDevice?)");
-  detail::read_device_facts(*state, info.enabled_extensions, info.features);
+  std::vector<std::string> names_from_span;
+  for (const char* name : info.enabled_extension_names) {
+    if (name == nullptr) return error(errc::invalid_argument, call, "enabled_extension_names has a null entry");
+    names_from_span.emplace_back(name);
+  }
+  const auto& enabled = info.enabled_extension_names.empty() ? info.enabled_extensions : names_from_span;
+  detail::read_device_facts(*state, enabled, info.features);
   if (!state->caps.external_memory_fd)
     return error(errc::unsupported, call,
                  "the engine's device must enable " + std::string(VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME) +
                      "; missing: " + join(state->missing_extensions));
+  if (!state->missing_extensions.empty() && !info.allow_missing_extensions)
+    return error(errc::unsupported, call,
+                 "the engine's device lacks extensions membridge needs: " + join(state->missing_extensions) +
+                     " (enable them, or set adopt_info::allow_missing_extensions to go on without "
+                     "semaphore sharing with CUDA or GL)");
   if (!state->missing_extensions.empty())
     log(log_level::info, "membridge: adopted Vulkan device lacks " + join(state->missing_extensions) +
                              " (no semaphore sharing with CUDA or GL)");

@@ -4,6 +4,7 @@
 #include <membridge/vulkan/shared_buffer.hpp>
 
 #include <algorithm>
+#include <span>
 
 namespace membridge::testing {
 namespace {
@@ -62,6 +63,7 @@ vulkan::adopt_info handles_of(const device_context& c, std::vector<std::string> 
   info.device = c.device();
   info.api_version = c.api_version();
   info.enabled_extensions = std::move(extensions);
+  info.allow_missing_extensions = true;  // lavapipe has no VK_KHR_external_semaphore_fd
   info.features.timeline_semaphore = c.capabilities().timeline_semaphore;
   info.graphics = c.graphics_queue();
   return info;
@@ -118,6 +120,59 @@ TEST_F(vulkan_test, adopt_reports_missing_extensions_and_bad_handles) {
   auto no_queue = device_context::adopt(info);
   ASSERT_FALSE(no_queue);
   EXPECT_EQ(no_queue.error().code(), errc::invalid_argument);
+}
+
+TEST_F(vulkan_test, adopt_refuses_a_missing_semaphore_extension_unless_allowed) {
+  // Only the memory extension listed: refused, naming the semaphore extension.
+  auto info = handles_of(vk.context, {VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME});
+  info.allow_missing_extensions = false;
+  auto refused = device_context::adopt(info);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code(), errc::unsupported);
+  EXPECT_NE(refused.error().message().find(VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME), std::string::npos)
+      << refused.error().message();
+  EXPECT_NE(refused.error().message().find("allow_missing_extensions"), std::string::npos) << refused.error().message();
+
+  // With the flag: accepted, and the extension is reported missing.
+  info.allow_missing_extensions = true;
+  auto accepted = device_context::adopt(info);
+  ASSERT_TRUE(accepted) << accepted.error().message();
+  EXPECT_TRUE(accepted->capabilities().external_memory_fd);
+  EXPECT_FALSE(accepted->capabilities().external_semaphore_fd);
+  ASSERT_EQ(accepted->missing_extensions().size(), 1U);
+  EXPECT_EQ(accepted->missing_extensions()[0], VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME);
+
+  // The flag never excuses the memory extension.
+  auto none = handles_of(vk.context, {});
+  auto without_memory = device_context::adopt(none);
+  ASSERT_FALSE(without_memory);
+  EXPECT_EQ(without_memory.error().code(), errc::unsupported);
+}
+
+TEST_F(vulkan_test, adopt_takes_the_engines_extension_array_as_a_span) {
+  // The span, when non-empty, is used instead of the vector (which here lists nothing). adopt() believes
+  // the list (Vulkan cannot be asked), so listing the semaphore extension is enough here.
+  const char* engine_names[] = {VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME};
+  auto info = handles_of(vk.context, {});
+  info.allow_missing_extensions = false;
+  info.enabled_extension_names = engine_names;
+  auto adopted = device_context::adopt(info);
+  ASSERT_TRUE(adopted) << adopted.error().message();
+  EXPECT_TRUE(adopted->capabilities().external_memory_fd);
+  EXPECT_TRUE(adopted->capabilities().external_semaphore_fd);
+  EXPECT_TRUE(adopted->missing_extensions().empty());
+
+  // Only the first name: the semaphore extension is missing again, and refused without the flag.
+  info.enabled_extension_names = std::span<const char* const>(engine_names, 1);
+  auto refused = device_context::adopt(info);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code(), errc::unsupported);
+
+  const char* with_null[] = {VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME, nullptr};
+  info.enabled_extension_names = with_null;
+  auto null_name = device_context::adopt(info);
+  ASSERT_FALSE(null_name);
+  EXPECT_EQ(null_name.error().code(), errc::invalid_argument);
 }
 
 TEST(vulkan_loader, a_missing_loader_is_driver_unavailable) {

@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <source_location>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,6 +51,14 @@ struct adopt_info {
   VkDevice device = VK_NULL_HANDLE;                   ///< Ownership: borrowed, never destroyed by membridge.
   std::uint32_t api_version = VK_API_VERSION_1_2;     ///< The apiVersion the instance was created with (>= 1.2).
   std::vector<std::string> enabled_extensions;        ///< Device extensions the engine enabled.
+  /// The same list as the engine's own array (e.g. its VkDeviceCreateInfo::ppEnabledExtensionNames);
+  /// when non-empty it is used instead of `enabled_extensions`.
+  /// Ownership: borrowed during adopt() only (the names are copied).
+  std::span<const char* const> enabled_extension_names;
+  /// Accept a device that lacks some of required_device_extensions() other than
+  /// VK_KHR_external_memory_fd (which is always required); capabilities() and missing_extensions()
+  /// then report them. Without it, adopt() refuses such a device.
+  bool allow_missing_extensions = false;
   enabled_features features{};                        ///< Features the engine enabled.
   queue_info graphics;  ///< A graphics+compute queue (required).
   queue_info transfer;  ///< A transfer queue, if the engine has one for membridge (optional).
@@ -104,10 +113,12 @@ struct context_capabilities {
 /// Move-only.
 class device_context {
  public:
-  /// Wraps an engine's device. Checks the API version, the required extensions and the timeline
-  /// feature, and reads the device's UUID.
-  /// Errors: invalid_argument for null handles or a missing graphics queue; unsupported when the API
-  /// version is below 1.2 or required extensions were not enabled (the message lists them).
+  /// Wraps an engine's device. Checks the API version and the required extensions, and reads the
+  /// device's UUID. The timeline feature is taken from `info.features` as said (not checked).
+  /// Errors: invalid_argument for null handles, a null extension name or a missing graphics queue;
+  /// unsupported when the API version is below 1.2, when VK_KHR_external_memory_fd is not enabled, or
+  /// when another of required_device_extensions() is not enabled and `info.allow_missing_extensions`
+  /// is false (the message lists the missing extensions).
   /// Ownership: borrows every handle; destroys nothing.
   [[nodiscard]] static result<device_context> adopt(const adopt_info& info);
 
