@@ -1,6 +1,7 @@
 #include "kernels.cuh"
 
 #include <algorithm>
+#include <array>
 
 namespace membridge::testing::gpu {
 
@@ -62,15 +63,20 @@ __global__ void write16_kernel(int4* dst, std::size_t n, std::uint32_t value) {
   }
 }
 
-// One device counter for the whole process, made on first use with plain cudaMalloc (no memory
-// pool: pools keep freed memory reserved, which would skew the free-memory checks of the tests).
+// One counter per device for the whole process, made on first use on the current device with plain
+// cudaMalloc (no memory pool: pools keep freed memory reserved, which would skew the free-memory checks
+// of the tests). Per device, so a check kernel on another GPU never writes a counter it has no access to.
 cudaError_t device_counter(unsigned long long*& counter) {
-  static unsigned long long* made = nullptr;
-  if (made == nullptr) {
-    const cudaError_t rc = cudaMalloc(&made, sizeof *made);
+  static std::array<unsigned long long*, 64> made{};
+  int device = 0;
+  if (const cudaError_t rc = cudaGetDevice(&device); rc != cudaSuccess) return rc;
+  if (device < 0 || static_cast<std::size_t>(device) >= made.size()) return cudaErrorInvalidDevice;
+  unsigned long long*& slot = made[static_cast<std::size_t>(device)];
+  if (slot == nullptr) {
+    const cudaError_t rc = cudaMalloc(&slot, sizeof *slot);
     if (rc != cudaSuccess) return rc;
   }
-  counter = made;
+  counter = slot;
   return cudaSuccess;
 }
 
