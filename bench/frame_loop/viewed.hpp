@@ -11,6 +11,10 @@
 // submit waits for `ready` on the GPU, reads the slot and signals `released` = frame + 1 after the
 // slot's last read; the sim writes that slot again only once `released` reached it (checked on the
 // host with vkGetSemaphoreCounterValue; a CUDA wait on `released` only when no other slot is free).
+//
+// viewer_kind::ipc keeps all of this but puts the viewer in another process (ipc_viewer.hpp): a
+// thread here forwards its requests to the sim and announces the publications through an
+// ipc::publisher that also published the ring and both semaphores.
 #pragma once
 
 #include "viewer.hpp"
@@ -28,8 +32,9 @@ struct viewed_options {
   double seconds = 2.0;                       ///< Measured window per viewed run (sim alone: 0.6x, >= 0.5 s).
   double warmup_seconds = 0.5;                ///< Run before the window (not measured).
   std::vector<int> rates_hz = {60, 144};      ///< Viewer rates.
-  std::vector<viewer_kind> kinds = {viewer_kind::handoff, viewer_kind::direct,      viewer_kind::direct_host,
-                                    viewer_kind::copy,    viewer_kind::idle_vulkan, viewer_kind::idle_cuda};
+  std::vector<viewer_kind> kinds = {viewer_kind::handoff,     viewer_kind::direct,    viewer_kind::direct_host,
+                                    viewer_kind::copy,        viewer_kind::idle_vulkan, viewer_kind::idle_cuda,
+                                    viewer_kind::ipc};
   int depth = 16;                             ///< Sim steps in flight at most (the sim's own throttle).
 };
 
