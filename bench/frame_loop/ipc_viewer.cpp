@@ -54,7 +54,6 @@ enum class msg_kind : std::uint32_t {
 
 struct setup_msg {
   msg_kind kind = msg_kind::setup;
-  std::int32_t ordinal = 0;
   std::uint32_t render = 0;
   std::uint32_t rate_hz = 0;
   std::uint64_t count = 0;
@@ -253,7 +252,6 @@ ipc_viewer_process::ipc_viewer_process(const session& s, const scene& sc, const 
     }  // closed here: the link sees the child's end close when the child exits
 
     setup_msg m;
-    m.ordinal = s.ordinal;
     m.render = static_cast<std::uint32_t>(s.method);
     m.rate_hz = static_cast<std::uint32_t>(rate_hz);
     m.count = sc.count;
@@ -355,14 +353,22 @@ struct child_state {
   std::optional<mailbox_viewer> viewer;
 };
 
-/// Subscribes at `m.path`, imports the ring into Vulkan and the semaphores, makes the viewer.
-void attach(session& s, const setup_msg& m, child_state& c) {
+/// Subscribes at `m.path` (the publisher's state arrives with the connection).
+ipc::subscriber subscribe(const setup_msg& m) {
   set_phase("ipc viewer: subscribing");
   ipc::subscriber_options so;
   so.path = m.path;
   so.client_name = "membridge_bench_frame_loop ipc viewer";
   so.timeout = std::chrono::milliseconds(setup_timeout);
-  c.subscriber = value_or_fail(ipc::subscriber::connect(so), "ipc::subscriber::connect");
+  ipc::subscriber out = value_or_fail(ipc::subscriber::connect(so), "ipc::subscriber::connect");
+  if (out.buffer(ring_name) == nullptr || out.semaphore(ready_name) == nullptr ||
+      out.semaphore(released_name) == nullptr)
+    throw bench_failure("the publisher did not publish the particle ring and both semaphores");
+  return out;
+}
+
+/// Imports the ring into Vulkan and the semaphores, makes the viewer.
+void attach(session& s, const setup_msg& m, child_state& c) {
   const ipc::received_buffer* ring = c.subscriber.buffer(ring_name);
   const ipc::received_semaphore* ready = c.subscriber.semaphore(ready_name);
   const ipc::received_semaphore* released = c.subscriber.semaphore(released_name);
@@ -512,9 +518,12 @@ int run_ipc_viewer_child() {
     if (m.kind != msg_kind::setup || m.rate_hz == 0 || m.count == 0 || m.capacity == 0 ||
         m.sample_count != viewed_samples || m.path[sizeof m.path - 1] != '\0')
       return report_failure(link.get(), exit_failed, "a malformed setup message");
-    set_phase("ipc viewer: opening the CUDA device and a Vulkan context on it");
-    session s = open_session(m.ordinal, static_cast<particles::render_method>(m.render));
-    child_state c;
+    ipc::subscriber subscriber = subscribe(m);
+    set_phase("ipc viewer: opening a Vulkan context on the ring's GPU (no CUDA in this process)");
+    session s = open_vulkan_session(subscriber.buffer(ring_name)->description.device,
+                                    static_cast<particles::render_method>(m.render));
+    child_state c;  // after the session: its Vulkan objects go first
+    c.subscriber = std::move(subscriber);
     attach(s, m, c);
     status_msg ready;
     ready.kind = msg_kind::ready;

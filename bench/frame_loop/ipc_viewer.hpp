@@ -7,7 +7,8 @@
 // (`/proc/self/exe --membridge-frame-loop-ipc-viewer`, a SOCK_SEQPACKET socketpair on fd 3, killed
 // with its parent). The particle ring and both semaphores reach it through membridge's ipc: an
 // ipc::publisher in the benchmark process publishes the ring (sync::publish_buffer, "particles") and
-// the semaphores ("ready", "released"); the child subscribes, imports the ring into Vulkan
+// the semaphores ("ready", "released"); the child subscribes, opens Vulkan on the ring's GPU (by the
+// UUID in its description; the child makes no CUDA call), imports the ring into Vulkan
 // (sync::import_into_vulkan) and the semaphores (vulkan::timeline_semaphore::import), and draws
 // with the same mailbox_viewer (direct kind) and renderer the in-process viewers use.
 //
