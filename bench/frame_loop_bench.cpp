@@ -10,7 +10,9 @@
 // The viewed part (--parts viewed, frame_loop/viewed.hpp): the sim alone against the sim with a
 // viewer drawing the newest step at a paced 60 / 144 Hz, through a 3-slot mailbox; sim steps/s over
 // the sim alone, the viewer's GPU time and the handoff cost per drawn frame; every drawn frame's
-// sampled particles are checked bitwise against the CPU reference.
+// sampled particles are checked bitwise against the CPU reference. The `ipc` viewer runs in another
+// process (this binary re-executed, frame_loop/ipc_viewer.hpp) and gets the ring and the mailbox's
+// semaphores through membridge's ipc.
 //
 // Prints a section per (particle count, steps) configuration as it completes, one line per goal
 // and, last, one JSON line starting with {"bench":"frame_loop". Exit status: 0 when every data check

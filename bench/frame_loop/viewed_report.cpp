@@ -115,6 +115,11 @@ void print_viewed(std::ostream& out, const viewed_result& r, const viewed_summar
          "  ipc = the viewer in another process (ring and semaphores through membridge's ipc, frames announced by\n"
          "    the publisher), drawing like direct; its GPU and tick times are the child's;\n"
          "  handoff/frame = sim lost/frame - viewer GPU mean (what the handoff itself costs the sim)\n";
+  for (std::size_t i = 0; i < r.runs.size() && i < s.runs.size(); ++i)
+    if (r.runs[i].kind == viewer_kind::ipc)
+      out << "  ipc viewer (another process) at " << r.runs[i].rate_hz << " Hz: sim steps/s " << fixed(s.runs[i].ratio, 4)
+          << " x alone, " << r.runs[i].frames << " frames drawn in the window, " << r.runs[i].missed_ticks
+          << " missed ticks (reported beside the goal, not judged)\n";
   out << "  data: " << r.frames_checked << " drawn frames' sampled particles (" << r.samples.size()
       << " each) bitwise equal to step_cpu at their step"
       << (r.data_failures.empty() ? "" : " EXCEPT the failures below")
