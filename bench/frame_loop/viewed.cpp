@@ -20,8 +20,8 @@
 #include <iostream>
 #include <mutex>
 #include <optional>
-#include <thread>
 #include <span>
+#include <thread>
 #include <utility>
 
 namespace membridge::bench::frame_loop {
