@@ -142,7 +142,26 @@ struct sim_outcome {
   std::uint32_t last_slot = initial_slot;
   std::uint64_t gpu_waits = 0;
   std::uint64_t host_checks = 0;
+  std::uint64_t deferred = 0;  ///< Steps that left a request for later (the viewer held its last frame).
 };
+
+/// Whether this step answers the viewer's request: only once the viewer released every frame
+/// published before (`released` >= frames published, read on the host without blocking), so it
+/// holds at most one slot and a free slot is always left for the sim. Otherwise the request stays
+/// for a later step (counted in out.deferred): the viewer waits, never the sim.
+bool take_request(run_state& st, const mailbox_semaphores& m, std::uint64_t& viewer_done, sim_outcome& out) {
+  if (!st.request.load(std::memory_order_acquire)) return false;
+  const std::uint64_t published = st.published.load(std::memory_order_relaxed);  // only the sim writes it
+  if (viewer_done < published) {
+    viewer_done = value_or_fail(m.released.value(), "reading the viewer's released value");
+    ++out.host_checks;
+  }
+  if (viewer_done < published) {
+    ++out.deferred;
+    return false;
+  }
+  return st.request.exchange(false, std::memory_order_acq_rel);
+}
 
 /// The sim: steps as fast as the GPU runs them (at most `depth` in flight), answering the viewer's
 /// requests (`m` null: no viewer).
@@ -159,7 +178,7 @@ void sim_loop(const session& s, const scene& sc, int depth, run_state& st, const
   while (!st.stop_sim.load(std::memory_order_relaxed) && !st.failed()) {
     const std::uint64_t step = n + 1;
     if (step > d) spin_event(ring[step % d].get(), st);
-    const bool publish = m != nullptr && st.request.exchange(false, std::memory_order_acq_rel);
+    const bool publish = m != nullptr && take_request(st, *m, viewer_done, out);
 
     // The destination: not the source, and not a slot the viewer may still read.
     const std::uint32_t a = (src + 1) % ring_slots;
@@ -513,6 +532,7 @@ viewed_run run_one(session& s, const scene& sc, mailbox_viewer& v, const viewed_
   r.missed_ticks = vo.missed_ticks;
   r.sim_gpu_waits = so.gpu_waits;
   r.sim_host_checks = so.host_checks;
+  r.sim_deferred = so.deferred;
   r.last_step = so.steps;
   if (!is_control(kind) && vo.frames != st.published.load())
     res.data_failures.push_back(what + ": " + std::to_string(st.published.load()) + " frames published but " +

@@ -96,6 +96,7 @@ void print_viewed(std::ostream& out, const viewed_result& r, const viewed_summar
                 {"tick->submit us med", align::right},
                 {"p99", align::right},
                 {"missed ticks", align::right},
+                {"sim deferred", align::right},
                 {"sim GPU waits", align::right}});
   for (std::size_t i = 0; i < r.runs.size() && i < s.runs.size(); ++i) {
     const viewed_run& run = r.runs[i];
@@ -103,7 +104,8 @@ void print_viewed(std::ostream& out, const viewed_result& r, const viewed_summar
     t.add_row({run_label(run), fixed(x.drawn_per_s, 1), fixed(run.steps_per_s(), 0), fixed(x.ratio, 4),
                fixed(x.lost_us_per_frame, 1), fixed(x.frame_gpu_us_mean, 1), fixed(x.frame_gpu_us_median, 1),
                fixed(x.frame_gpu_us_p99, 1), fixed(x.handoff_us_per_frame, 1), fixed(x.tick_to_submit_us_median, 1),
-               fixed(x.tick_to_submit_us_p99, 1), std::to_string(run.missed_ticks), std::to_string(run.sim_gpu_waits)});
+               fixed(x.tick_to_submit_us_p99, 1), std::to_string(run.missed_ticks), std::to_string(run.sim_deferred),
+               std::to_string(run.sim_gpu_waits)});
   }
   t.print(out);
   out << "  handoff = viewer only waits for the step, copies " << r.samples.size()
@@ -114,7 +116,8 @@ void print_viewed(std::ostream& out, const viewed_result& r, const viewed_summar
          "  idle_cuda = control: a 4-byte memset per tick on a second stream of the sim's own CUDA context;\n"
          "  ipc = the viewer in another process (ring and semaphores through membridge's ipc, frames announced by\n"
          "    the publisher), drawing like direct; its GPU and tick times are the child's;\n"
-         "  handoff/frame = sim lost/frame - viewer GPU mean (what the handoff itself costs the sim)\n";
+         "  handoff/frame = sim lost/frame - viewer GPU mean (what the handoff itself costs the sim);\n"
+         "  sim deferred = steps that left the viewer's request for later (it still held its last frame)\n";
   for (std::size_t i = 0; i < r.runs.size() && i < s.runs.size(); ++i)
     if (r.runs[i].kind == viewer_kind::ipc)
       out << "  ipc viewer (another process) at " << r.runs[i].rate_hz << " Hz: sim steps/s " << fixed(s.runs[i].ratio, 4)
@@ -150,7 +153,8 @@ json viewed_json(const viewed_result& r, const viewed_summary& s) {
                                            {"p99", finite_or_null(x.tick_to_submit_us_p99, 1)}}},
                     {"missed_ticks", run.missed_ticks},
                     {"sim_gpu_waits", run.sim_gpu_waits},
-                    {"sim_host_checks", run.sim_host_checks}});
+                    {"sim_host_checks", run.sim_host_checks},
+                    {"sim_deferred_steps", run.sim_deferred}});
   }
   json alone = json::array();
   for (const viewed_run& a : r.alone)
