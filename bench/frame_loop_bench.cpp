@@ -10,12 +10,15 @@
 // The viewed part (--parts viewed, frame_loop/viewed.hpp): the sim alone against the sim with a
 // viewer drawing the newest step at a paced 60 / 144 Hz, through a 3-slot mailbox; sim steps/s over
 // the sim alone, the viewer's GPU time and the handoff cost per drawn frame; every drawn frame's
-// sampled particles are checked bitwise against the CPU reference.
+// sampled particles are checked bitwise against the CPU reference. The `ipc` viewer runs in another
+// process (this binary re-executed, frame_loop/ipc_viewer.hpp) and gets the ring and the mailbox's
+// semaphores through membridge's ipc.
 //
 // Prints a section per (particle count, steps) configuration as it completes, one line per goal
 // and, last, one JSON line starting with {"bench":"frame_loop". Exit status: 0 when every data check
 // passed (goals met or not), 1 on a CUDA/Vulkan/membridge error or wrong data, 2 without a usable
 // CUDA device (or Vulkan device on it), 64 for a bad command line.
+#include "frame_loop/ipc_viewer.hpp"
 #include "frame_loop/modes.hpp"
 #include "frame_loop/report.hpp"
 #include "frame_loop/scene.hpp"
@@ -35,6 +38,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace {
@@ -135,7 +139,7 @@ std::optional<int> parse_options(int argc, char** argv, options& opts) {
       ->capture_default_str();
   std::string viewed_particles_text = "1M";
   std::string rates_text = "60,144";
-  std::string viewers_text = "handoff,direct,direct_host,copy,idle_vulkan,idle_cuda";
+  std::string viewers_text = "handoff,direct,direct_host,copy,idle_vulkan,idle_cuda,ipc";
   app.add_option("--viewed-particles", viewed_particles_text, "viewed: particle count (K, M: binary)")
       ->capture_default_str();
   app.add_option("--viewed-seconds", opts.view.seconds, "viewed: measured seconds per run")
@@ -146,7 +150,8 @@ std::optional<int> parse_options(int argc, char** argv, options& opts) {
       ->capture_default_str();
   app.add_option("--viewed-rates", rates_text, "viewed: viewer rates in Hz, comma-separated")->capture_default_str();
   app.add_option("--viewed-viewers", viewers_text,
-                 "viewed: viewers, comma-separated: handoff, direct, direct_host, copy, idle_vulkan, idle_cuda")
+                 "viewed: viewers, comma-separated: handoff, direct, direct_host, copy, idle_vulkan, idle_cuda, "
+                 "ipc (a viewer in another process, through membridge's ipc)")
       ->capture_default_str();
   app.add_option("--viewed-depth", opts.view.depth, "viewed: sim steps in flight at most")
       ->check(CLI::Range(2, 256))
@@ -200,7 +205,8 @@ std::optional<int> parse_options(int argc, char** argv, options& opts) {
         known = true;
       }
     if (!known) {
-      std::cerr << "--viewed-viewers: '" << item << "' is not a viewer (handoff, direct, direct_host, copy, idle_vulkan, idle_cuda)\n";
+      std::cerr << "--viewed-viewers: '" << item
+                << "' is not a viewer (handoff, direct, direct_host, copy, idle_vulkan, idle_cuda, ipc)\n";
       return exit_usage;
     }
   }
@@ -519,6 +525,8 @@ int run(const options& opts) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The viewed part's ipc viewer: this binary re-executed in another process (ipc_viewer.hpp).
+  if (argc == 2 && std::string_view(argv[1]) == ipc_viewer_flag) return run_ipc_viewer_child();
   options opts;
   if (const auto stop = parse_options(argc, argv, opts)) return *stop;
   return run_main("membridge_bench_frame_loop", [&opts] { return run(opts); });

@@ -19,6 +19,31 @@ void sync_stream(cudaStream_t stream, std::string_view what) {
   wait_event(done, what);
 }
 
+/// Checks the context's interop capabilities and makes the session's renderer (drawing with `method`),
+/// camera and sim parameters.
+void make_renderer(session& s, particles::render_method method) {
+  const vulkan::context_capabilities& caps = s.context.capabilities();
+  if (!caps.external_memory_fd || !caps.external_semaphore_fd || !caps.timeline_semaphore)
+    throw device_unavailable("the Vulkan device " + s.context.name() +
+                             " lacks external memory fds, external semaphore fds or timeline semaphores");
+
+  const vulkan::queue_info& graphics = s.context.graphics_queue();
+  const particles::renderer_device rd{s.context.get_instance_proc_addr(), s.context.instance(),
+                                      s.context.physical_device(),       s.context.device(),
+                                      &s.context.functions(),            graphics.family,
+                                      graphics.queue};
+  particles::renderer_options ro;
+  ro.width = image_width;
+  ro.height = image_height;
+  ro.frame_slots = ring_slots;
+  ro.method = method;
+  s.method = method;
+  s.renderer = value_or_fail(particles::particle_renderer::create(rd, ro), "particle_renderer::create");
+  s.view_proj = particles::orbit_view_proj(static_cast<float>(image_width) / static_cast<float>(image_height), 0.6F,
+                                           0.45F, 6.0F);
+  s.params = particles::default_params();
+}
+
 }  // namespace
 
 std::string cuda_version_text(int version) {
@@ -50,26 +75,26 @@ session open_session(int ordinal, particles::render_method method) {
     throw bench_failure(text);
   }
   s.context = std::move(context).value();
-  const vulkan::context_capabilities& caps = s.context.capabilities();
-  if (!caps.external_memory_fd || !caps.external_semaphore_fd || !caps.timeline_semaphore)
-    throw device_unavailable("the Vulkan device " + s.context.name() +
-                             " lacks external memory fds, external semaphore fds or timeline semaphores");
+  make_renderer(s, method);
+  return s;
+}
 
-  const vulkan::queue_info& graphics = s.context.graphics_queue();
-  const particles::renderer_device rd{s.context.get_instance_proc_addr(), s.context.instance(),
-                                      s.context.physical_device(),       s.context.device(),
-                                      &s.context.functions(),            graphics.family,
-                                      graphics.queue};
-  particles::renderer_options ro;
-  ro.width = image_width;
-  ro.height = image_height;
-  ro.frame_slots = ring_slots;
-  ro.method = method;
-  s.method = method;
-  s.renderer = value_or_fail(particles::particle_renderer::create(rd, ro), "particle_renderer::create");
-  s.view_proj = particles::orbit_view_proj(static_cast<float>(image_width) / static_cast<float>(image_height), 0.6F,
-                                           0.45F, 6.0F);
-  s.params = particles::default_params();
+session open_vulkan_session(const device_uuid& uuid, particles::render_method method) {
+  session s{.stream = cuda_stream(nullptr)};  // no CUDA call in this process
+  vulkan::create_options options;
+  options.validation = false;  // a benchmark: no layers in the way
+  options.uuid = uuid;
+  auto context = vulkan::device_context::create(options);
+  if (!context) {
+    const errc code = context.error().code();
+    const std::string text = "no usable Vulkan device with UUID " + uuid.to_string() + ": " + context.error().message();
+    if (code == errc::driver_unavailable || code == errc::invalid_argument || code == errc::unsupported)
+      throw device_unavailable(text);
+    throw bench_failure(text);
+  }
+  s.context = std::move(context).value();
+  s.ordinal = -1;
+  make_renderer(s, method);
   return s;
 }
 

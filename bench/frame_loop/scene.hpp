@@ -8,6 +8,7 @@
 #include "particle_renderer.hpp"
 #include "particle_sim.hpp"
 
+#include <membridge/core/device_uuid.hpp>
 #include <membridge/cuda/device.hpp>
 #include <membridge/cuda/growable_buffer.hpp>
 #include <membridge/vulkan/chunked_buffer.hpp>
@@ -49,6 +50,12 @@ struct session {
 /// context on that GPU and the renderer (drawing with `method`). Throws device_unavailable without a
 /// usable CUDA device or Vulkan device on it, bench_failure for other errors.
 [[nodiscard]] session open_session(int ordinal, particles::render_method method);
+
+/// A session without CUDA (for a viewer process): `device` empty, `ordinal` -1, `stream` none; a
+/// Vulkan context on the GPU whose UUID is `uuid` and the renderer (drawing with `method`). Throws
+/// device_unavailable without a usable Vulkan device of that UUID, bench_failure for other errors.
+/// Ownership: the session owns its context and renderer.
+[[nodiscard]] session open_vulkan_session(const device_uuid& uuid, particles::render_method method);
 
 /// "13.0" for a CUDA version number such as 13000.
 [[nodiscard]] std::string cuda_version_text(int version);

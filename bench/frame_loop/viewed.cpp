@@ -1,5 +1,6 @@
 #include "viewed.hpp"
 
+#include "ipc_viewer.hpp"
 #include "modes.hpp"  // drain
 #include "particle_sim_cpu.hpp"
 #include "particle_sim_cuda.hpp"
@@ -15,9 +16,11 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <iostream>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <thread>
 #include <utility>
 
@@ -139,7 +142,26 @@ struct sim_outcome {
   std::uint32_t last_slot = initial_slot;
   std::uint64_t gpu_waits = 0;
   std::uint64_t host_checks = 0;
+  std::uint64_t deferred = 0;  ///< Steps that left a request for later (the viewer held its last frame).
 };
+
+/// Whether this step answers the viewer's request: only once the viewer released every frame
+/// published before (`released` >= frames published, read on the host without blocking), so it
+/// holds at most one slot and a free slot is always left for the sim. Otherwise the request stays
+/// for a later step (counted in out.deferred): the viewer waits, never the sim.
+bool take_request(run_state& st, const mailbox_semaphores& m, std::uint64_t& viewer_done, sim_outcome& out) {
+  if (!st.request.load(std::memory_order_acquire)) return false;
+  const std::uint64_t published = st.published.load(std::memory_order_relaxed);  // only the sim writes it
+  if (viewer_done < published) {
+    viewer_done = value_or_fail(m.released.value(), "reading the viewer's released value");
+    ++out.host_checks;
+  }
+  if (viewer_done < published) {
+    ++out.deferred;
+    return false;
+  }
+  return st.request.exchange(false, std::memory_order_acq_rel);
+}
 
 /// The sim: steps as fast as the GPU runs them (at most `depth` in flight), answering the viewer's
 /// requests (`m` null: no viewer).
@@ -156,7 +178,7 @@ void sim_loop(const session& s, const scene& sc, int depth, run_state& st, const
   while (!st.stop_sim.load(std::memory_order_relaxed) && !st.failed()) {
     const std::uint64_t step = n + 1;
     if (step > d) spin_event(ring[step % d].get(), st);
-    const bool publish = m != nullptr && st.request.exchange(false, std::memory_order_acq_rel);
+    const bool publish = m != nullptr && take_request(st, *m, viewer_done, out);
 
     // The destination: not the source, and not a slot the viewer may still read.
     const std::uint32_t a = (src + 1) % ring_slots;
@@ -297,6 +319,31 @@ void viewer_loop(const session& s, mailbox_viewer& v, viewer_kind kind, int rate
   if (idle) idle->finish(f);
 }
 
+/// The ipc viewer's end in this process: forwards each of the child's requests to the sim, waits for
+/// the publication and announces it through the publisher (the child paces itself).
+void ipc_forward_loop(ipc_viewer_process& child, run_state& st, viewer_outcome& out) {
+  std::uint64_t f = 0;
+  while (!st.stop_viewer.load(std::memory_order_relaxed) && !st.failed()) {
+    const std::optional<std::uint64_t> asked = child.next_request(std::chrono::milliseconds(20));
+    if (!asked) continue;
+    if (*asked != f)
+      throw bench_failure("the ipc viewer asked for frame " + std::to_string(*asked) + ", expected " +
+                          std::to_string(f));
+    if (f >= st.pubs.size())
+      throw bench_failure("the ipc viewer ran out of frames (capacity " + std::to_string(st.pubs.size()) + ")");
+    st.request.store(true, std::memory_order_release);
+    const auto deadline = steady::now() + wait_timeout;
+    while (st.published.load(std::memory_order_acquire) <= f) {
+      if (st.failed()) return;
+      if (steady::now() > deadline) throw bench_failure("timeout: the sim did not publish frame " + std::to_string(f));
+      std::this_thread::yield();
+    }
+    const publication p = st.pubs[f];
+    child.announce(p.step, p.slot);
+    out.frames = ++f;
+  }
+}
+
 /// Sleeps `seconds` in slices, beating the watchdog, unless the run failed.
 void sleep_for_run(double seconds, const run_state& st) {
   const auto end = steady::now() + std::chrono::duration_cast<steady::duration>(std::chrono::duration<double>(seconds));
@@ -335,9 +382,12 @@ bool same_particles(std::span<const particles::particle> got, const std::vector<
   return true;
 }
 
+/// The sampled particles drawn frame f read.
+using history_of = std::function<std::span<const particles::particle>(std::uint64_t)>;
+
 /// Checks every drawn frame's sampled particles and the sim's final slot against step_cpu.
-void check_run(const session& s, const scene& sc, const mailbox_viewer& v, const run_state& st, std::uint64_t frames,
-               const sim_outcome& so, const std::string& what, viewed_result& res) {
+void check_run(const session& s, const scene& sc, const history_of& history, const run_state& st,
+               std::uint64_t frames, const sim_outcome& so, const std::string& what, viewed_result& res) {
   std::vector<particles::particle> ref = sampled_initial(sc, res.samples);
   std::uint64_t at = 0;
   std::size_t bad = 0;
@@ -349,7 +399,7 @@ void check_run(const session& s, const scene& sc, const mailbox_viewer& v, const
     }
     particles::step_cpu(ref, s.params, static_cast<int>(p.step - at), 1);
     at = p.step;
-    if (!same_particles(v.history(f), ref, res.samples,
+    if (!same_particles(history(f), ref, res.samples,
                         what + ", frame " + std::to_string(f) + " (step " + std::to_string(p.step) + ")", res))
       if (++bad >= 3) return;  // a few messages are enough
   }
@@ -368,6 +418,21 @@ void check_run(const session& s, const scene& sc, const mailbox_viewer& v, const
   (void)same_particles(last, ref, res.samples, what + ", the sim's last step (" + std::to_string(so.steps) + ")", res);
 }
 
+/// The ipc viewer drew every announced frame, each with the step the sim published for it.
+void check_ipc_report(const ipc_viewer_report& report, const run_state& st, std::uint64_t announced,
+                      const std::string& what, viewed_result& res) {
+  if (report.frames != announced)
+    res.data_failures.push_back(what + ": " + std::to_string(announced) + " frames announced but " +
+                                std::to_string(report.frames) + " drawn by the viewer process");
+  for (std::uint64_t f = 0; f < report.frames && f < announced && f < report.steps.size(); ++f)
+    if (report.steps[f] != st.pubs[f].step) {
+      res.data_failures.push_back(what + ": the viewer process drew frame " + std::to_string(f) + " as step " +
+                                  std::to_string(report.steps[f]) + ", the sim published step " +
+                                  std::to_string(st.pubs[f].step));
+      return;
+    }
+}
+
 /// One run: the sim alone (`rate_hz` 0) or with the viewer of `kind` at `rate_hz`.
 viewed_run run_one(session& s, const scene& sc, mailbox_viewer& v, const viewed_options& o, viewer_kind kind,
                    int rate_hz, viewed_result& res) {
@@ -380,6 +445,9 @@ viewed_run run_one(session& s, const scene& sc, mailbox_viewer& v, const viewed_
   if (rate_hz > 0) m.emplace(make_semaphores(s));
   v.begin_run();
   run_state st(v.capacity(), m ? &*m : nullptr);
+  std::optional<ipc_viewer_process> child;  // the ipc viewer: subscribed and ready before the sim starts
+  if (rate_hz > 0 && kind == viewer_kind::ipc)
+    child.emplace(s, sc, m->ready, m->released, rate_hz, v.capacity(), res.samples);
   const cuda_event start;
   const cuda_event stop;
   sim_outcome so;
@@ -397,7 +465,10 @@ viewed_run run_one(session& s, const scene& sc, mailbox_viewer& v, const viewed_
     if (rate_hz > 0)
       viewer.emplace([&] {
         try {
-          viewer_loop(s, v, kind, rate_hz, st, *m, vo);
+          if (child)
+            ipc_forward_loop(*child, st, vo);
+          else
+            viewer_loop(s, v, kind, rate_hz, st, *m, vo);
         } catch (const std::exception& e) {
           st.fail(std::string("viewer thread: ") + e.what());
         }
@@ -422,6 +493,14 @@ viewed_run run_one(session& s, const scene& sc, mailbox_viewer& v, const viewed_
   } catch (const std::exception& e) {
     st.fail(e.what());
   }
+  std::optional<ipc_viewer_report> report;  // the ipc viewer's frames (it draws them, then reports)
+  if (child && !st.failed()) {
+    try {
+      report = child->finish(vo.frames);
+    } catch (const std::exception& e) {
+      st.fail(e.what());
+    }
+  }
   st.rethrow_if_failed();
 
   viewed_run r;
@@ -439,23 +518,33 @@ viewed_run run_one(session& s, const scene& sc, mailbox_viewer& v, const viewed_
     w1 = static_cast<std::uint64_t>(last - vo.submitted.begin());
   }
   r.frames = w1 - w0;
-  r.frames_total = vo.frames;
-  if (kind != viewer_kind::idle_cuda)  // only frames that were submitted
+  r.frames_total = report ? report->frames : vo.frames;
+  if (report) {  // the child's own clocks: its timestamps, its ticks
+    vo.tick_to_submit_us = report->tick_to_submit_us;
+    vo.missed_ticks = report->missed_ticks;
+    for (std::uint64_t f = w0; f < w1 && f < report->frame_gpu_us.size(); ++f)
+      r.frame_gpu_us.push_back(report->frame_gpu_us[f]);
+  } else if (kind != viewer_kind::idle_cuda) {  // only frames that were submitted
     r.frame_gpu_us = v.frame_gpu_us(w0, std::min(w1, vo.frames));
+  }
   for (std::uint64_t f = w0; f < w1 && f < vo.tick_to_submit_us.size(); ++f)
     r.tick_to_submit_us.push_back(vo.tick_to_submit_us[f]);
   r.missed_ticks = vo.missed_ticks;
   r.sim_gpu_waits = so.gpu_waits;
   r.sim_host_checks = so.host_checks;
+  r.sim_deferred = so.deferred;
   r.last_step = so.steps;
   if (!is_control(kind) && vo.frames != st.published.load())
     res.data_failures.push_back(what + ": " + std::to_string(st.published.load()) + " frames published but " +
                                 std::to_string(vo.frames) + " drawn");
-  check_run(s, sc, v, st, is_control(kind) ? 0 : vo.frames, so, what, res);  // control: the sim's last step
+  if (report) check_ipc_report(*report, st, vo.frames, what, res);
+  const history_of history = [&](std::uint64_t f) { return report ? report->frame_history(f) : v.history(f); };
+  const std::uint64_t drawn = report ? std::min(vo.frames, report->frames) : vo.frames;
+  check_run(s, sc, history, st, is_control(kind) ? 0 : drawn, so, what, res);  // control: the sim's last step
   if (rate_hz > 0 && kind != viewer_kind::handoff && !is_control(kind)) {
-    const image_check image = check_last_image(s);
-    res.last_image_lit_pixels = image.lit_pixels;
-    if (image.lit_pixels == 0) res.data_failures.push_back(what + ": the last image is blank");
+    const std::size_t lit = report ? report->lit_pixels : check_last_image(s).lit_pixels;
+    res.last_image_lit_pixels = lit;
+    if (lit == 0) res.data_failures.push_back(what + ": the last image is blank");
   }
   if (rate_hz > 0 && vo.frames == 0) res.data_failures.push_back(what + ": the viewer drew no frame");
   std::cerr << "[frame_loop] viewed, " << count_label(sc.count) << ": " << what << ": "

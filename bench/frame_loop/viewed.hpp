@@ -4,13 +4,18 @@
 // same sim alone.
 //
 // The handoff is a mailbox of ring_slots (3) slots: the sim writes each step into a slot that is
-// neither its source nor held by the viewer, so it never waits for the viewer unless both other
-// slots are still being read. At each tick the viewer asks for a frame; the sim's next step
-// answers: after that step it signals `ready` = frame + 1 (a CUDA signal of a Vulkan timeline
+// neither its source nor held by the viewer. At each tick the viewer asks for a frame; the sim's
+// next step answers once the viewer released the frame before (else a later step does: the viewer
+// holds at most one slot, so the sim always has a free one and never waits for the viewer; a CUDA
+// wait on `released` remains as the counted fallback). After that step it signals `ready` = frame + 1 (a CUDA signal of a Vulkan timeline
 // semaphore, once per drawn frame, not per step) and publishes (frame, step, slot). The viewer's
 // submit waits for `ready` on the GPU, reads the slot and signals `released` = frame + 1 after the
 // slot's last read; the sim writes that slot again only once `released` reached it (checked on the
 // host with vkGetSemaphoreCounterValue; a CUDA wait on `released` only when no other slot is free).
+//
+// viewer_kind::ipc keeps all of this but puts the viewer in another process (ipc_viewer.hpp): a
+// thread here forwards its requests to the sim and announces the publications through an
+// ipc::publisher that also published the ring and both semaphores.
 #pragma once
 
 #include "viewer.hpp"
@@ -28,8 +33,9 @@ struct viewed_options {
   double seconds = 2.0;                       ///< Measured window per viewed run (sim alone: 0.6x, >= 0.5 s).
   double warmup_seconds = 0.5;                ///< Run before the window (not measured).
   std::vector<int> rates_hz = {60, 144};      ///< Viewer rates.
-  std::vector<viewer_kind> kinds = {viewer_kind::handoff, viewer_kind::direct,      viewer_kind::direct_host,
-                                    viewer_kind::copy,    viewer_kind::idle_vulkan, viewer_kind::idle_cuda};
+  std::vector<viewer_kind> kinds = {viewer_kind::handoff,     viewer_kind::direct,    viewer_kind::direct_host,
+                                    viewer_kind::copy,        viewer_kind::idle_vulkan, viewer_kind::idle_cuda,
+                                    viewer_kind::ipc};
   int depth = 16;                             ///< Sim steps in flight at most (the sim's own throttle).
 };
 
@@ -52,6 +58,8 @@ struct viewed_run {
   std::uint64_t missed_ticks = 0;           ///< Ticks the viewer fell behind by a whole period.
   std::uint64_t sim_gpu_waits = 0;          ///< CUDA waits on `released` (no free slot).
   std::uint64_t sim_host_checks = 0;        ///< vkGetSemaphoreCounterValue reads of `released` by the sim.
+  std::uint64_t sim_deferred = 0;           ///< Steps that left the viewer's request for a later step
+                                            ///< (the viewer still held the frame published before).
   std::uint64_t last_step = 0;              ///< Steps run in all.
 
   /// Sim steps per second in the window.

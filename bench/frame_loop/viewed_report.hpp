@@ -41,7 +41,8 @@ struct viewed_summary {
   std::vector<goal> goals;                  ///< sim_throughput_viewed_144hz.
 };
 
-/// Figures and the goal: judged on the drawing viewer (direct or copy) with the best ratio at 144 Hz.
+/// Figures and the goal: judged on the drawing viewer of this process (direct, direct_host or copy)
+/// with the best ratio at 144 Hz; the ipc viewer (another process) is reported, not judged.
 [[nodiscard]] viewed_summary summarize_viewed(const viewed_result& r);
 
 /// Prints the viewed part's table and data line.

@@ -78,6 +78,7 @@ std::string_view viewer_kind_name(viewer_kind kind) noexcept {
     case viewer_kind::copy: return "copy";
     case viewer_kind::idle_vulkan: return "idle_vulkan";
     case viewer_kind::idle_cuda: return "idle_cuda";
+    case viewer_kind::ipc: return "ipc";
   }
   return "?";
 }
@@ -242,7 +243,9 @@ void mailbox_viewer::submit(viewer_kind kind, std::uint64_t frame, std::uint32_t
   const std::uint32_t r = scene::slot_of(frame);
   slot_objects& o = slots_[r];
   wait_slot(o, "the viewer's frame " + std::to_string(frame) + " - " + std::to_string(ring_slots));
-  if (kind == viewer_kind::idle_cuda) throw bench_failure("mailbox_viewer::submit: idle_cuda is not a Vulkan viewer");
+  if (kind == viewer_kind::idle_cuda || kind == viewer_kind::ipc)
+    throw bench_failure("mailbox_viewer::submit: " + std::string(viewer_kind_name(kind)) +
+                        " is not a Vulkan viewer of this process");
   if (kind == viewer_kind::idle_vulkan) {  // the control: two timestamps, nothing else
     begin_one_time(vk, o.pre);
     const auto q = static_cast<std::uint32_t>(2 * frame);

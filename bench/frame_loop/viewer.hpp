@@ -28,15 +28,17 @@ enum class viewer_kind : std::uint8_t {
                     ///< frame taken: what any Vulkan work at that rate costs the sim.
   idle_cuda = 5,    ///< Control: per tick a 4-byte memset on a second stream of the sim's own CUDA
                     ///< context: work at that rate with no switch to another context.
+  ipc = 6,          ///< The viewer in another process (ipc_viewer.hpp): the ring and the semaphores
+                    ///< reach it through membridge's ipc; it draws like direct.
 };
-inline constexpr int viewer_kind_count = 6;
+inline constexpr int viewer_kind_count = 7;
 
 /// True for the control kinds, which take no frame from the sim (idle_vulkan, idle_cuda).
 [[nodiscard]] constexpr bool is_control(viewer_kind kind) noexcept {
   return kind == viewer_kind::idle_vulkan || kind == viewer_kind::idle_cuda;
 }
 
-/// "handoff", "direct", "direct_host", "copy", "idle_vulkan" or "idle_cuda".
+/// "handoff", "direct", "direct_host", "copy", "idle_vulkan", "idle_cuda" or "ipc".
 [[nodiscard]] std::string_view viewer_kind_name(viewer_kind kind) noexcept;
 
 /// A timeline semaphore operation of a viewer submit.
@@ -74,7 +76,8 @@ class mailbox_viewer {
   /// the slot's last read (the draw for direct, the copy for copy, the sampled copy for handoff). A
   /// `ready` or `release` with no semaphore is left out (back-to-back draws). Waits for the
   /// resources of frame `frame` - ring_slots first (host). idle_vulkan submits only the two
-  /// timestamps (no wait, no signal, nothing read); idle_cuda is not a Vulkan kind (bench_failure).
+  /// timestamps (no wait, no signal, nothing read); idle_cuda and ipc are not Vulkan kinds of this
+  /// process (bench_failure).
   void submit(viewer_kind kind, std::uint64_t frame, std::uint32_t slot, timeline_op ready, timeline_op release);
 
   /// Waits (at most wait_timeout) until every submission of the viewer has finished.

@@ -5,6 +5,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <functional>
 #include <source_location>
 #include <stdexcept>
@@ -51,6 +52,8 @@ void check_cuda(cudaError_t rc, std::string_view call, std::source_location wher
 class cuda_stream {
  public:
   cuda_stream();
+  /// No stream (get() is nullptr) and no CUDA call: for a process that never touches CUDA.
+  explicit cuda_stream(std::nullptr_t) noexcept {}
   cuda_stream(const cuda_stream&) = delete;
   cuda_stream& operator=(const cuda_stream&) = delete;
   /// Takes over `other`'s stream; `other` becomes empty.
