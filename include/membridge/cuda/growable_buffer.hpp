@@ -90,8 +90,9 @@ class growable_buffer {
   /// Before anything is mapped, every GPU with access (`dev` and options.access) is checked against
   /// every placement GPU with require_peer_access.
   /// Errors: invalid_argument for max_size 0, size > max_size, a bad chunk_policy, a null or empty
-  /// device or one of another driver in placement or access, a device named twice in access, an
-  /// empty placement device list with per_chunk set, or a per_chunk index out of range; unsupported
+  /// device or one of another driver in placement or access, a device named twice in access or the
+  /// buffer's own device in access, or a per_chunk index out of range (of placement.devices, or of
+  /// the one own device when that list is empty); unsupported
   /// when the device cannot export the handle type or a GPU with access cannot reach a placement
   /// GPU's memory (naming both GPUs); out_of_memory when memory or address space runs out.
   /// Ownership: the buffer owns its range and chunks; `dev` and the devices in options are borrowed
@@ -169,9 +170,16 @@ class growable_buffer {
   /// The chunk policy in use.
   [[nodiscard]] const chunk_policy& policy() const noexcept { return policy_; }
 
+  /// CUDA ordinals of the GPUs with rights on every chunk: the buffer's own first, then
+  /// options.access in order. Empty for an empty buffer.
+  [[nodiscard]] std::vector<int> access_devices() const;
+
  private:
-  growable_buffer(address_range range, std::size_t granularity, const growable_buffer_options& options);
+  using state_ptr = std::shared_ptr<const detail::device_state>;
+  growable_buffer(address_range range, std::size_t granularity, const growable_buffer_options& options,
+                  std::vector<state_ptr> placement);
   [[nodiscard]] result<void> add_chunks(std::size_t required, const chunk_policy& policy);
+  [[nodiscard]] const state_ptr& placement_of(std::size_t chunk_index) const noexcept;
   void release_all() noexcept;
 
   address_range range_;
@@ -181,6 +189,8 @@ class growable_buffer {
   std::size_t granularity_ = 0;
   chunk_policy policy_{};
   allocation_options memory_options_{};
+  std::vector<state_ptr> placement_;    // the GPUs chunks are created on (at least one: the buffer's own)
+  std::vector<std::size_t> per_chunk_;  // explicit placement of the first chunks (indices into placement_)
 };
 
 }  // namespace membridge::cuda

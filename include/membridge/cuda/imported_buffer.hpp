@@ -116,10 +116,15 @@ class imported_buffer {
   [[nodiscard]] bool valid() const noexcept { return range_.valid(); }
 
  private:
+  using state_ptr = std::shared_ptr<const detail::device_state>;
   void release_all() noexcept;
   [[nodiscard]] result<void> check_chunk(const chunk_source& c, std::size_t expected_offset) const;
+  [[nodiscard]] result<state_ptr> memory_gpu(const vmm_allocation& memory) const;
+  [[nodiscard]] result<void> check_reach(const state_ptr& memory_gpu) const;
+  [[nodiscard]] result<void> check_grants(std::span<const device_access> grants) const;
   address_range range_;
   std::unique_ptr<detail::chunk_list> chunks_;  // the mapped chunks (shared with growable_buffer); null when empty
+  std::vector<state_ptr> chunk_gpus_;           // the GPU whose memory holds each chunk, in chunk order
   std::size_t size_ = 0;
   std::size_t capacity_ = 0;
 };
