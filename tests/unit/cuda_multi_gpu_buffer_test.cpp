@@ -26,8 +26,6 @@ using membridge::testing::join;
 
 class multi_gpu_buffer_test : public membridge::testing::fake_driver_test {
  protected:
-  multi_gpu_buffer_test() { fake_.device_count = 3; }
-
   device open(int ordinal) {
     auto dev = device::open(fake_.driver(), ordinal);
     if (!dev) {
@@ -81,6 +79,7 @@ class multi_gpu_buffer_test : public membridge::testing::fake_driver_test {
     fake_driver_test::TearDown();
   }
 
+  int gpus_ = (fake_.device_count = 3);  // before the devices below are opened
   device d0_ = open(0);
   device d1_ = open(1);
   device d2_ = open(2);

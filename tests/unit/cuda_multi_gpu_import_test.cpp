@@ -31,8 +31,6 @@ constexpr membridge::cuda::chunk_policy two_mib{.growth_factor = 1.0, .max_chunk
 
 class multi_gpu_import_test : public membridge::testing::fake_driver_test {
  protected:
-  multi_gpu_import_test() { fake_.device_count = 3; }
-
   device open(int ordinal) {
     auto dev = device::open(fake_.driver(), ordinal);
     if (!dev) {
@@ -135,6 +133,7 @@ class multi_gpu_import_test : public membridge::testing::fake_driver_test {
     fake_driver_test::TearDown();
   }
 
+  int gpus_ = (fake_.device_count = 3);  // before the devices below are opened
   device d0_ = open(0);
   device d1_ = open(1);
   device d2_ = open(2);

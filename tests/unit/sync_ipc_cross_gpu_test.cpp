@@ -24,8 +24,6 @@ using membridge::cuda::growable_buffer;
 
 class ipc_cross_gpu_test : public membridge::testing::fake_driver_test {
  protected:
-  ipc_cross_gpu_test() { fake_.device_count = 2; }
-
   device open(int ordinal) {
     auto dev = device::open(fake_.driver(), ordinal);
     if (!dev) {
@@ -56,6 +54,7 @@ class ipc_cross_gpu_test : public membridge::testing::fake_driver_test {
     fake_driver_test::TearDown();
   }
 
+  int gpus_ = (fake_.device_count = 2);  // before the devices below are opened
   device d0_ = open(0);
   device d1_ = open(1);
 };
