@@ -50,7 +50,9 @@ class multi_gpu_buffer_gpu_test : public gpu_test {
     }
   }
   void TearDown() override {
-    if (other_.valid()) EXPECT_EQ(cudaSetDevice(0), cudaSuccess);
+    if (other_.valid()) {
+      EXPECT_EQ(cudaSetDevice(0), cudaSuccess);
+    }
   }
 
   /// Words of `bytes` at `p` (first word index `first_word`) that differ from pattern `seed`, read

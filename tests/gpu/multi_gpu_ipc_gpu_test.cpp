@@ -47,7 +47,11 @@ int multi_gpu_subscriber_child(const std::vector<std::string>& args) {
 }
 const child_role multi_gpu_subscriber_role("multi_gpu_subscriber", &multi_gpu_subscriber_child);
 
-TEST_F(ipc_gpu_test, a_subscriber_process_on_the_other_gpu_reads_and_writes_the_publishers_buffer) {
+/// ipc_gpu_test's fixture (a socket directory) under a suite name of its own (gtest wants one fixture
+/// class per suite, and ipc_gpu_test.cpp's is another translation unit's).
+class multi_gpu_ipc_gpu_test : public ipc_gpu_test {};
+
+TEST_F(multi_gpu_ipc_gpu_test, a_subscriber_process_on_the_other_gpu_reads_and_writes_the_publishers_buffer) {
   int n = 0;
   MB_CUDA_OK(cudaGetDeviceCount(&n));
   if (n < 2) {
