@@ -115,6 +115,7 @@ result<void> imported_buffer::append_all(std::span<const chunk_source> chunks, a
   }
   if (chunks.empty()) return ok();
   chunks_->reserve_more(chunks.size());
+  chunk_gpus_.reserve(chunk_gpus_.size() + chunks.size());  // so that recording them below cannot throw
   std::vector<state_ptr> gpus;
   gpus.reserve(chunks.size());
   detail::append_guard added(*chunks_);
