@@ -1,3 +1,4 @@
+#include <membridge/cuda/peer.hpp>
 #include <membridge/sync/ipc_buffers.hpp>
 
 #include <algorithm>
@@ -90,6 +91,22 @@ result<bool> follow_chunks(View& view, const ipc::received_buffer& buffer, Mappe
   return changed;
 }
 
+// A buffer published from another GPU than `dev`: that GPU must be visible here (opened by UUID
+// through `dev`'s driver) and `dev` must have peer access to its memory.
+result<void> check_peer_publisher(const cuda::device& dev, const ipc::buffer_description& d) {
+  auto publisher_gpu = cuda::device::open_by_uuid(dev.shared_driver(), d.device);
+  if (!publisher_gpu)
+    return std::move(publisher_gpu)
+        .error()
+        .add_context("buffer '" + d.name + "' was published on GPU " + d.device.to_string() +
+                     ", which this process cannot see; this subscriber's CUDA device " + std::to_string(dev.ordinal()) +
+                     " is " + dev.uuid().to_string());
+  return cuda::require_peer_access(dev, *publisher_gpu)
+      .with_context("buffer '" + d.name + "' lives on GPU " + d.device.to_string() + " (device " +
+                    std::to_string(publisher_gpu->ordinal()) + "), the subscriber's device " +
+                    std::to_string(dev.ordinal()) + " is " + dev.uuid().to_string());
+}
+
 }  // namespace
 
 ipc::buffer_description describe(const cuda::growable_buffer& buffer, const cuda::device& dev, const std::string& name,
@@ -152,13 +169,9 @@ result<cuda::imported_buffer> import_into_cuda(const cuda::device& dev, const ip
   constexpr const char* call = "import_into_cuda";
   if (!dev.valid()) return error(errc::invalid_argument, call, "the device is empty");
   const auto& d = buffer.description;
-  if (d.device != dev.uuid())
-    return error(errc::invalid_argument, call,
-                 "buffer '" + d.name + "' was published on GPU " + d.device.to_string() +
-                     ", this subscriber's CUDA device " + std::to_string(dev.ordinal()) + " is " +
-                     dev.uuid().to_string() + ": memory cannot be shared across GPUs");
-  MEMBRIDGE_TRY(check_received(buffer, call));
   const std::string what = "importing buffer '" + d.name + "' into CUDA";
+  if (d.device != dev.uuid()) MEMBRIDGE_TRY(check_peer_publisher(dev, d).with_context(what));
+  MEMBRIDGE_TRY(check_received(buffer, call));
   auto view = cuda::imported_buffer::reserve(dev, static_cast<std::size_t>(d.reserved_size));
   if (!view) return std::move(view).error().add_context(what);
   // One access call for all chunks (mapping::set_access over the range): the access call is most

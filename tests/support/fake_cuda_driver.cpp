@@ -15,7 +15,7 @@ namespace {
 
 fake_cuda* g_active = nullptr;  // test-only: plain function pointers need somewhere to find the model
 
-int g_primary_marker = 0;
+std::array<int, 8> g_primary_markers{};  // one primary context per device (up to 8)
 
 fake_cuda& active() { return *g_active; }
 
@@ -135,10 +135,10 @@ CUresult fake_cuDeviceGetP2PAttribute(int* value, CUdevice_P2PAttribute attribut
   }
 }
 
-CUresult fake_cuDevicePrimaryCtxRetain(CUcontext* ctx, CUdevice) {
+CUresult fake_cuDevicePrimaryCtxRetain(CUcontext* ctx, CUdevice dev) {
   FAKE_ENTER("cuDevicePrimaryCtxRetain");
   ++active().retains_;
-  *ctx = fake_primary_context();
+  *ctx = fake_primary_context(dev);
   return CUDA_SUCCESS;
 }
 
@@ -161,7 +161,7 @@ CUresult fake_cuCtxGetCurrent(CUcontext* ctx) {
 
 CUresult fake_cuCtxPushCurrent(CUcontext ctx) {
   FAKE_ENTER("cuCtxPushCurrent");
-  if (ctx != fake_primary_context()) active().note_misuse("cuCtxPushCurrent of an unknown context");
+  if (fake_context_device(ctx) < 0) active().note_misuse("cuCtxPushCurrent of an unknown context");
   if (active().retains_ <= 0) active().note_misuse("cuCtxPushCurrent of a primary context nobody retains");
   active().context_stack_.push_back(ctx);
   return CUDA_SUCCESS;
@@ -182,7 +182,9 @@ CUresult fake_cuCtxPopCurrent(CUcontext* ctx) {
 CUresult fake_cuCtxSynchronize() {
   FAKE_ENTER("cuCtxSynchronize");
   FAKE_REQUIRE_CONTEXT("cuCtxSynchronize");
-  ++active().syncs_;
+  auto& f = active();
+  ++f.syncs_;
+  f.synced_devices_.push_back(fake_context_device(f.context_stack_.empty() ? f.current_ : f.context_stack_.back()));
   return CUDA_SUCCESS;
 }
 
@@ -683,7 +685,15 @@ CUresult fake_cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp* prop, 
 
 }  // namespace
 
-CUcontext fake_primary_context() noexcept { return reinterpret_cast<CUcontext>(&g_primary_marker); }
+CUcontext fake_primary_context(int device) noexcept {
+  return reinterpret_cast<CUcontext>(&g_primary_markers.at(static_cast<std::size_t>(device)));
+}
+
+int fake_context_device(CUcontext ctx) noexcept {
+  for (std::size_t i = 0; i < g_primary_markers.size(); ++i)
+    if (ctx == reinterpret_cast<CUcontext>(&g_primary_markers[i])) return static_cast<int>(i);
+  return -1;
+}
 
 fake_cuda::fake_cuda() {
   if (g_active != nullptr) std::abort();  // one fake at a time

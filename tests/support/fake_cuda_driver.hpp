@@ -98,6 +98,8 @@ class fake_cuda {
   [[nodiscard]] const std::vector<std::string>& calls() const noexcept { return calls_; }
   /// How many times cuCtxSynchronize ran.
   [[nodiscard]] int synchronize_count() const noexcept { return syncs_; }
+  /// The device whose primary context was current at each cuCtxSynchronize, in order.
+  [[nodiscard]] const std::vector<int>& synchronized_devices() const noexcept { return synced_devices_; }
   /// Current primary-context retain count of device 0.
   [[nodiscard]] int primary_retains() const noexcept { return retains_; }
 
@@ -129,6 +131,7 @@ class fake_cuda {
   std::vector<CUcontext> context_stack_;    // pushed by membridge
   int retains_ = 0;
   int syncs_ = 0;
+  std::vector<int> synced_devices_;
   std::map<CUexternalSemaphore, std::uint64_t> semaphores_;  // imported semaphore -> last signalled value
   std::vector<std::uint64_t> waits_;                           // values waited for, in order
 
@@ -214,7 +217,9 @@ class fake_cuda {
   std::string failed_function_;
 };
 
-/// The fake primary context handle of device 0.
-CUcontext fake_primary_context() noexcept;
+/// The fake primary context handle of `device` (0 to 7; device 0 by default).
+CUcontext fake_primary_context(int device = 0) noexcept;
+/// The device whose fake primary context `ctx` is; -1 for any other handle.
+int fake_context_device(CUcontext ctx) noexcept;
 
 }  // namespace membridge::testing

@@ -6,6 +6,7 @@
 #include <membridge/cuda/chunk_policy.hpp>
 #include <membridge/cuda/device.hpp>
 #include <membridge/cuda/mapping.hpp>
+#include <membridge/cuda/peer.hpp>
 #include <membridge/cuda/vmm_allocation.hpp>
 #include <membridge/os/unique_fd.hpp>
 
@@ -19,18 +20,40 @@ namespace detail {
 class chunk_list;
 }  // namespace detail
 
+/// Where a growable buffer's chunks take their physical memory from.
+///
+/// One device (the default: the buffer's own), spread round-robin over several, or explicit per
+/// chunk with round-robin after the list. The buffer's address range always lies on its own device;
+/// only the physical memory behind each chunk moves. A GPU that uses the buffer needs peer access
+/// to every chunk's GPU: create() checks that for the buffer's own device and every access entry.
+struct chunk_placement {
+  /// The GPUs whose memory holds the chunks; empty: the buffer's own device.
+  /// Ownership: borrowed for create(); the buffer keeps what it needs (the devices' shared state).
+  std::vector<const device*> devices{};
+  /// Chunk i comes from devices[per_chunk[i]] for i < per_chunk.size(); later chunks round-robin:
+  /// devices[i % devices.size()]. Chunk indices count from the buffer's first chunk, so growth
+  /// continues the pattern.
+  std::vector<std::size_t> per_chunk{};
+};
+
 /// Options for growable_buffer::create().
 struct growable_buffer_options {
   std::size_t size = 0;          ///< Initial size in bytes (may be 0).
   std::size_t max_size = 0;      ///< Largest size ever needed: the address range reserved up front (required).
   chunk_policy chunks{};         ///< How growth is split into physical chunks.
   allocation_options memory{};   ///< Properties of every chunk (handle type, RDMA, compression).
+  /// GPUs other than the buffer's own given rights on every chunk (the buffer's own device always
+  /// has read_write). Ownership: the devices are borrowed for create(); the buffer keeps their shared
+  /// state (and so their primary contexts) alive for its life.
+  std::vector<device_access> access{};
+  chunk_placement placement{};   ///< Which GPU's memory each chunk takes (default: the buffer's own).
 };
 
 /// Where one physical chunk lies in a buffer.
 struct chunk_info {
   std::size_t offset = 0;  ///< Byte offset from the buffer's base address.
   std::size_t size = 0;    ///< Bytes (a granularity multiple).
+  int device = 0;          ///< CUDA ordinal of the GPU whose memory holds the chunk.
 };
 
 /// One chunk exported for another API or process.
@@ -53,14 +76,27 @@ struct exported_chunk {
 /// nothing leaked. Not thread-safe: one thread grows or shrinks at a time, and no kernel may use
 /// memory past size() while another thread shrinks.
 ///
-/// Move-only. Destruction waits for the device's queued work, then unmaps, releases and frees.
+/// Several GPUs: chunks may live on other GPUs than the buffer's own (options.placement), and other
+/// GPUs may be given rights on every chunk (options.access); every chunk is mapped with one
+/// cuMemSetAccess naming all of them. Teardown waits once per GPU with rights (each GPU's kernels may
+/// still use the memory), not once per chunk.
+///
+/// Move-only. Destruction waits for the queued work of every GPU with access, then unmaps, releases
+/// and frees.
 class growable_buffer {
  public:
   /// Reserves the range and maps `options.size` bytes (rounded up to the granularity; chunks no
-  /// larger than max_chunk).
-  /// Errors: invalid_argument for max_size 0, size > max_size or a bad chunk_policy; unsupported when
-  /// the device cannot export the handle type; out_of_memory when memory or address space runs out.
-  /// Ownership: the buffer owns its range and chunks.
+  /// larger than max_chunk). The granularity is the largest of the placement devices'.
+  /// Before anything is mapped, every GPU with access (`dev` and options.access) is checked against
+  /// every placement GPU with require_peer_access.
+  /// Errors: invalid_argument for max_size 0, size > max_size, a bad chunk_policy, a null or empty
+  /// device or one of another driver in placement or access, a device named twice in access or the
+  /// buffer's own device in access, or a per_chunk index out of range (of placement.devices, or of
+  /// the one own device when that list is empty); unsupported
+  /// when the device cannot export the handle type or a GPU with access cannot reach a placement
+  /// GPU's memory (naming both GPUs); out_of_memory when memory or address space runs out.
+  /// Ownership: the buffer owns its range and chunks; `dev` and the devices in options are borrowed
+  /// (the buffer keeps their shared state).
   [[nodiscard]] static result<growable_buffer> create(const device& dev, const growable_buffer_options& options);
 
   /// An empty buffer (not created).
@@ -71,8 +107,8 @@ class growable_buffer {
   growable_buffer(growable_buffer&& other) noexcept;
   /// Releases the held memory, then takes over `other`'s.
   growable_buffer& operator=(growable_buffer&& other) noexcept;
-  /// Waits once for the device's queued work (one cuCtxSynchronize whatever the number of chunks),
-  /// then unmaps, releases and frees everything.
+  /// Waits once per GPU with access for its queued work (one cuCtxSynchronize each, whatever the
+  /// number of chunks), then unmaps, releases and frees everything.
   ~growable_buffer();
 
   /// Grows to `new_size` bytes. Contents and address are kept; new bytes are uninitialised. If the
@@ -82,7 +118,7 @@ class growable_buffer {
   [[nodiscard]] result<void> grow(std::size_t new_size);
 
   /// Shrinks to `new_size` bytes and unmaps every chunk that lies wholly past it, after waiting for
-  /// the device's queued work (one cuCtxSynchronize for all of them). Bytes below new_size are kept.
+  /// the queued work of every GPU with access (one cuCtxSynchronize per GPU for all of them). Bytes below new_size are kept.
   /// Errors: invalid_argument when new_size > size(); the driver's error if waiting or unmapping
   /// fails, in which case size() is new_size and the chunks not yet unmapped stay mapped.
   [[nodiscard]] result<void> shrink(std::size_t new_size);
@@ -134,9 +170,16 @@ class growable_buffer {
   /// The chunk policy in use.
   [[nodiscard]] const chunk_policy& policy() const noexcept { return policy_; }
 
+  /// CUDA ordinals of the GPUs with rights on every chunk: the buffer's own first, then
+  /// options.access in order. Empty for an empty buffer.
+  [[nodiscard]] std::vector<int> access_devices() const;
+
  private:
-  growable_buffer(address_range range, std::size_t granularity, const growable_buffer_options& options);
+  using state_ptr = std::shared_ptr<const detail::device_state>;
+  growable_buffer(address_range range, std::size_t granularity, const growable_buffer_options& options,
+                  std::vector<state_ptr> placement);
   [[nodiscard]] result<void> add_chunks(std::size_t required, const chunk_policy& policy);
+  [[nodiscard]] const state_ptr& placement_of(std::size_t chunk_index) const noexcept;
   void release_all() noexcept;
 
   address_range range_;
@@ -146,6 +189,8 @@ class growable_buffer {
   std::size_t granularity_ = 0;
   chunk_policy policy_{};
   allocation_options memory_options_{};
+  std::vector<state_ptr> placement_;    // the GPUs chunks are created on (at least one: the buffer's own)
+  std::vector<std::size_t> per_chunk_;  // explicit placement of the first chunks (indices into placement_)
 };
 
 }  // namespace membridge::cuda

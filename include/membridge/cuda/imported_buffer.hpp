@@ -6,6 +6,7 @@
 #include <membridge/cuda/address_range.hpp>
 #include <membridge/cuda/device.hpp>
 #include <membridge/cuda/mapping.hpp>
+#include <membridge/cuda/peer.hpp>
 #include <membridge/cuda/vmm_allocation.hpp>
 #include <membridge/os/borrowed_fd.hpp>
 
@@ -28,9 +29,14 @@ class chunk_list;
 /// exporter's: append() imports one more chunk (cuMemImportFromShareableHandle), maps it right after
 /// the previous ones and grants access; truncate() drops chunks from the end. data() never changes.
 ///
-/// Move-only. Destruction waits once for the device's queued work (one cuCtxSynchronize whatever the
-/// number of chunks), then unmaps, releases and frees (the exporter's memory lives on while it or
-/// anyone else still holds it).
+/// Several GPUs: a chunk whose memory lives on another GPU than the importing device (the exporter
+/// made it there) is imported only when the importing device has peer access to that GPU
+/// (require_peer_access, naming both GPUs). grant_access() gives other GPUs rights on every chunk,
+/// existing and future.
+///
+/// Move-only. Destruction waits once per GPU with access for its queued work (one cuCtxSynchronize
+/// each, whatever the number of chunks), then unmaps, releases and frees (the exporter's memory lives
+/// on while it or anyone else still holds it).
 class imported_buffer {
  public:
   /// Reserves `reserved_size` bytes of device addresses (rounded up to the granularity).
@@ -50,10 +56,12 @@ class imported_buffer {
   ~imported_buffer();
 
   /// Imports the chunk exported as `fd` (`size` bytes, as the exporter reports it), maps it at
-  /// `offset` and grants `rights`. Chunks are appended in order: `offset` must equal capacity().
+  /// `offset` and grants `rights` to the importing device (and the grant_access() rights to the GPUs
+  /// given them). Chunks are appended in order: `offset` must equal capacity().
   /// Errors: invalid_argument for an offset other than capacity(), a size that is 0, not a
-  /// granularity multiple or past reserved_size(), an empty fd; the driver's error for an fd that
-  /// is not a CUDA allocation. On error nothing changes.
+  /// granularity multiple or past reserved_size(), an empty fd; unsupported when the chunk's memory
+  /// lives on a GPU the importing device (or a GPU given access) cannot reach (naming both GPUs); the
+  /// driver's error for an fd that is not a CUDA allocation. On error nothing changes.
   /// Ownership: `fd` is borrowed (duplicated for the driver call, the duplicate closed after).
   [[nodiscard]] result<void> append(os::borrowed_fd fd, std::size_t offset, std::size_t size,
                                     access rights = access::read_write);
@@ -70,8 +78,19 @@ class imported_buffer {
   /// changes nothing.
   /// Ownership: the fds are borrowed (each duplicated for its driver call, the duplicate closed after).
   [[nodiscard]] result<void> append_all(std::span<const chunk_source> chunks, access rights = access::read_write);
-  /// Keeps the first `chunk_count` chunks and unmaps the rest, after waiting once for the device's
-  /// queued work. Errors: invalid_argument when chunk_count > chunk_count(); the driver's (the
+  /// Gives GPUs other than the importing device rights on every chunk, existing (now, with one
+  /// cuMemSetAccess naming them all) and future (each append grants them too). A GPU already given
+  /// rights gets the new ones. Every GPU is checked with require_peer_access against the GPU of
+  /// every chunk's memory before anything changes.
+  /// Errors: invalid_argument for an empty buffer, an empty list, a null or empty device, one of
+  /// another driver, the importing device itself or a device named twice; unsupported when a GPU
+  /// cannot reach a chunk's memory (naming both GPUs); the driver's. On error nothing changes.
+  /// Ownership: the devices are borrowed for the call; the buffer keeps their shared state (and so
+  /// their primary contexts) alive for its life.
+  [[nodiscard]] result<void> grant_access(std::span<const device_access> grants);
+
+  /// Keeps the first `chunk_count` chunks and unmaps the rest, after waiting once for the queued
+  /// work of each GPU with access. Errors: invalid_argument when chunk_count > chunk_count(); the driver's (the
   /// chunks not yet unmapped then stay, counted in chunk_count() and capacity()).
   [[nodiscard]] result<void> truncate(std::size_t chunk_count);
   /// Records how many bytes are in use (the exporter's size()); at most capacity().
@@ -97,10 +116,15 @@ class imported_buffer {
   [[nodiscard]] bool valid() const noexcept { return range_.valid(); }
 
  private:
+  using state_ptr = std::shared_ptr<const detail::device_state>;
   void release_all() noexcept;
   [[nodiscard]] result<void> check_chunk(const chunk_source& c, std::size_t expected_offset) const;
+  [[nodiscard]] result<state_ptr> memory_gpu(const vmm_allocation& memory) const;
+  [[nodiscard]] result<void> check_reach(const state_ptr& memory_gpu) const;
+  [[nodiscard]] result<void> check_grants(std::span<const device_access> grants) const;
   address_range range_;
   std::unique_ptr<detail::chunk_list> chunks_;  // the mapped chunks (shared with growable_buffer); null when empty
+  std::vector<state_ptr> chunk_gpus_;           // the GPU whose memory holds each chunk, in chunk order
   std::size_t size_ = 0;
   std::size_t capacity_ = 0;
 };

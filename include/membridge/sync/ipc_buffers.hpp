@@ -37,10 +37,14 @@ namespace membridge::sync {
 [[nodiscard]] result<void> publish_growth(ipc::publisher& publisher, const std::string& name,
                                           const cuda::growable_buffer& buffer, const cuda::device& dev);
 
-/// Maps a received buffer into this process for CUDA kernels: reserves its reserved size, imports
-/// and maps every chunk, grants read-write access and records its size.
-/// Errors: invalid_argument when the buffer lives on another GPU than `dev` (both UUIDs named), or
-/// its handle kind is not opaque_fd; the import's errors.
+/// Maps a received buffer into this process for CUDA kernels: reserves its reserved size on `dev`,
+/// imports and maps every chunk, grants `dev` read-write access and records its size.
+/// A buffer published from another GPU than `dev` is imported when `dev` can use that GPU's memory
+/// (peer access, cuDeviceCanAccessPeer): the chunks stay in the publisher GPU's memory and `dev`'s
+/// kernels reach them over the peer link (NVLink or PCIe).
+/// Errors: invalid_argument when the publisher's GPU (its UUID, named) is not visible in this
+/// process or the handle kind is not opaque_fd; unsupported when `dev` has no peer access to the
+/// publisher's GPU (both GPUs named); the import's errors.
 /// Ownership: borrows the received fds (imports hold their own references).
 [[nodiscard]] result<cuda::imported_buffer> import_into_cuda(const cuda::device& dev, const ipc::received_buffer& buffer);
 

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -16,12 +17,23 @@ namespace membridge::cuda::detail {
 
 struct device_state;
 
+/// A GPU other than the range's own with rights on every chunk of a list.
+struct peer_grant {
+  std::shared_ptr<const device_state> gpu;  ///< Kept alive (with its primary context) by the list.
+  access rights = access::read_write;
+};
+
 /// Chunks (allocations, created or imported) mapped at increasing offsets of one address range.
 ///
-/// Teardown order, for truncate(), drop() and the destructor: ONE wait for the device's queued work
-/// (cuCtxSynchronize: cuMemUnmap does not wait for kernels still using the memory), then for each
-/// chunk, newest first, cuMemUnmap and release of the handle. One wait for any number of chunks: a
-/// context synchronise stalls every stream of the context, so once per teardown, not per chunk.
+/// The access set: the range's own device (its rights given per push()/grant() call) and the GPUs
+/// added with add_grants(), each with fixed rights. Every push() or grant() names the whole set in
+/// ONE cuMemSetAccess (an array of descriptors). The caller checks peer access and duplicates first.
+///
+/// Teardown order, for truncate(), drop() and the destructor: ONE wait per GPU of the access set for
+/// its queued work (cuCtxSynchronize in that GPU's primary context: cuMemUnmap does not wait for
+/// kernels still using the memory), then for each chunk, newest first, cuMemUnmap and release of the
+/// handle. One wait per GPU for any number of chunks: a context synchronise stalls every stream of the
+/// context, so once per teardown, not per chunk.
 ///
 /// The range is borrowed: it must outlive the list (the buffers declare it first and destroy the
 /// list first). Move-only; moving keeps the addresses (the range does not move).
@@ -40,12 +52,23 @@ class chunk_list {
   /// reallocate half-way.
   void reserve_more(std::size_t more);
 
-  /// Maps `memory` at `offset` (at or past end()), granting `rights` unless none. On error nothing
-  /// is mapped and `memory` is released. Errors: the driver's (cuMemMap, cuMemSetAccess).
+  /// Adds GPUs to the access set (a GPU already in it takes the new rights). Chunks pushed or
+  /// granted from now on name them; existing chunks are unchanged (apply() does that).
+  /// Precondition: no null state, not the range's own device, no GPU twice in `grants`.
+  void add_grants(std::span<const peer_grant> grants);
+
+  /// Sets the rights of `grants` (and only theirs) over every chunk with one cuMemSetAccess. Nothing
+  /// happens when the list is empty or every grant is access::none. Errors: the driver's.
+  [[nodiscard]] result<void> apply(std::span<const peer_grant> grants) const;
+
+  /// Maps `memory` at `offset` (at or past end()), granting the owner `rights` and the access set
+  /// its rights, unless every right is none. On error nothing is mapped and `memory` is released.
+  /// Errors: the driver's (cuMemMap, cuMemSetAccess).
   [[nodiscard]] result<void> push(vmm_allocation memory, std::size_t offset, access rights);
 
-  /// Grants `rights` over chunks [first, count()) with one cuMemSetAccess (they lie back to back).
-  /// Widening only (the chunks were pushed with fewer rights): no wait. Errors: the driver's.
+  /// Grants the owner `rights` and the access set its rights over chunks [first, count()) with one
+  /// cuMemSetAccess (they lie back to back). Widening only (the chunks were pushed with fewer
+  /// rights): no wait. Errors: the driver's.
   [[nodiscard]] result<void> grant(std::size_t first, access rights);
 
   /// Keeps the first `count` chunks: one wait, then unmaps and releases the rest, newest first.
@@ -66,8 +89,22 @@ class chunk_list {
   [[nodiscard]] const vmm_allocation& memory(std::size_t index) const noexcept { return chunks_[index].memory; }
   /// Where the last chunk ends (0 when empty).
   [[nodiscard]] std::size_t end() const noexcept;
+  /// The GPUs other than the owner with rights, in the order added.
+  [[nodiscard]] const std::vector<peer_grant>& grants() const noexcept { return grants_; }
+  /// The device the range (and so the mappings) belongs to.
+  [[nodiscard]] const device_state& owner() const noexcept { return *state_; }
 
  private:
+  /// The descriptors of one access call: the owner with `owner_rights`, then each grant, skipping none.
+  [[nodiscard]] std::vector<CUmemAccessDesc> access_descs(access owner_rights) const;
+  /// Sets `descs` over [begin, end()) in the owner's context. Errors: the driver's.
+  [[nodiscard]] result<void> set_access(std::size_t begin, const std::vector<CUmemAccessDesc>& descs) const;
+  /// One cuCtxSynchronize per GPU of the access set, owner first. Errors: the first failure (the
+  /// rest are not waited for).
+  [[nodiscard]] result<void> wait_all() const;
+  /// As wait_all(), logging each failure and going on.
+  void wait_all_logged() const noexcept;
+
   struct chunk {
     vmm_allocation memory;
     std::size_t offset = 0;
@@ -76,6 +113,7 @@ class chunk_list {
   std::shared_ptr<const device_state> state_;
   CUdeviceptr base_ = 0;
   std::vector<chunk> chunks_;
+  std::vector<peer_grant> grants_;
 };
 
 /// Undoes an append that did not complete: chunks pushed since the guard was made are dropped
