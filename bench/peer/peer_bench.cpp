@@ -131,8 +131,9 @@ int gpus_required() {
 /// MEMBRIDGE_REQUIRE_GPUS asks for two GPUs).
 int not_run(const std::string& reason, int gpu_count,
             const std::optional<std::vector<membridge::cuda::peer_link>>& matrix, const options& o) {
-  std::cout << "not run: needs two GPUs with peer access (" << reason << ")\n";
-  emit_json(peer::not_run_json(reason, gpu_count, matrix, config_of(o)), o);
+  const std::string why = "needs two GPUs with peer access (" + reason + ")";
+  std::cout << "not run: " << why << '\n';
+  emit_json(peer::not_run_json(why, gpu_count, matrix, config_of(o)), o);
   if (gpus_required() >= 2) {
     std::cerr << "membridge_bench_peer: not run with MEMBRIDGE_REQUIRE_GPUS=" << gpus_required() << '\n';
     return exit_failed;
