@@ -181,8 +181,9 @@ int run(const options& o) {
   const peer::gpu_pair gpus = peer::open_gpu_pair(o.device, o.peer);
   const auto matrix = peer::value_or_fail(membridge::cuda::peer_matrix(gpus.local.get_driver()), "peer_matrix");
   if (!gpus.to_remote.access || !gpus.to_local.access)
-    return not_run("GPU " + std::to_string(o.device) + " and GPU " + std::to_string(o.peer) +
-                       " have no peer access both ways (cuDeviceCanAccessPeer)",
+    return not_run("cuDeviceCanAccessPeer: GPU " + std::to_string(o.device) + " -> GPU " + std::to_string(o.peer) +
+                       " " + yes_no(gpus.to_remote.access) + ", GPU " + std::to_string(o.peer) + " -> GPU " +
+                       std::to_string(o.device) + " " + yes_no(gpus.to_local.access),
                    count, matrix, o);
 
   const peer::run_config config = config_of(o);
