@@ -19,9 +19,8 @@ void check_ok(const result<void>& r, std::string_view doing) {
 
 namespace {
 
-/// Opens GPU `ordinal` for membridge (after the runtime: the same primary context).
-cuda::device open_membridge_device(int ordinal) {
-  auto dev = cuda::device::open(ordinal);
+/// The value of an opened device; throws device_unavailable with the error's message otherwise.
+cuda::device opened_or_unavailable(result<cuda::device>&& dev) {
   if (!dev) throw device_unavailable(dev.error().message());
   return std::move(dev).value();
 }
@@ -31,7 +30,10 @@ cuda::device open_membridge_device(int ordinal) {
 gpu_pair open_gpu_pair(int local, int remote) {
   open_runtime_device(remote);
   open_runtime_device(local);  // left current
-  gpu_pair pair{open_membridge_device(local), open_membridge_device(remote), {}, {}, 0, 0};
+  // membridge after the runtime: the same primary contexts; both GPUs through one loaded driver.
+  cuda::device local_device = opened_or_unavailable(cuda::device::open(local));
+  cuda::device remote_device = opened_or_unavailable(cuda::device::open(local_device.shared_driver(), remote));
+  gpu_pair pair{std::move(local_device), std::move(remote_device), {}, {}, 0, 0};
   pair.to_remote = value_or_fail(cuda::query_peer(pair.local, pair.remote), "query_peer");
   pair.to_local = value_or_fail(cuda::query_peer(pair.remote, pair.local), "query_peer");
   check_cuda(cudaDriverGetVersion(&pair.driver_version), "cudaDriverGetVersion");
