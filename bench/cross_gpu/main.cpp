@@ -202,7 +202,8 @@ void emit(const bench::json& out, const options& opts) {
 
 int run(const options& opts) {
   int gpus = 0;
-  check_cuda(cudaGetDeviceCount(&gpus), "cudaGetDeviceCount");
+  if (const cudaError_t rc = cudaGetDeviceCount(&gpus); rc != cudaSuccess)
+    throw bench::device_unavailable("cudaGetDeviceCount: " + bench::cuda_error_text(rc));
   bench::json out = {{"bench", "cross_gpu"}};
   if (gpus < 2 || opts.sim_device >= gpus || opts.render_device >= gpus || opts.sim_device == opts.render_device) {
     const std::string why = "needs two GPUs (" + std::to_string(gpus) + " here, sim device " +
