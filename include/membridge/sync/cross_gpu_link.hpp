@@ -80,7 +80,10 @@ struct cross_gpu_link_options {
 class cross_gpu_link {
  public:
   /// Links `producer_gpu` (B) to the slots on `render_gpu` (A): `slots` are the CUDA addresses of the
-  /// ring's slots on A (memory mapped there, e.g. a growable buffer's range), `slot_bytes` each.
+  /// ring's slots on A (memory mapped there, e.g. a growable buffer's range), `slot_bytes` each. For
+  /// the peer modes each run of adjacent slots must cover whole mapped allocations (cuMemSetAccess
+  /// grants per allocation): lay the slots out back to back in a buffer of exactly their size, or of
+  /// chunks that end where the slots do.
   /// Picks the mode (options.mode), grants B read-write access to every slot for peer_write and
   /// copy_engine (cuMemSetAccess, the last step: a failure before it changes nothing), creates the
   /// events and streams, and in copy_engine and staged modes B's buffer (staged: the pinned host memory).
