@@ -265,6 +265,22 @@ TEST_F(cross_gpu_link_test, staged_copies_through_host_memory_on_both_gpus) {
   }
 }
 
+TEST_F(cross_gpu_link_test, the_timeline_calls_refuse_a_timeline_without_cuda_before_any_driver_call) {
+  open_devices();
+  auto link = make(cross_gpu_mode::copy_engine);
+  ASSERT_TRUE(link) << link.error().message();
+  const membridge::sync::frame_timeline none;  // empty: no CUDA producer
+  const std::size_t before = fake_.stream_ops_.size();
+  auto begun = link->begin_frame(none, producer_stream, 0);
+  ASSERT_FALSE(begun);
+  EXPECT_EQ(begun.error().code(), errc::invalid_argument);
+  EXPECT_NE(begun.error().message().find("no CUDA producer"), std::string::npos) << begun.error().message();
+  EXPECT_EQ(link->end_frame(none, producer_stream, 0).error().code(), errc::invalid_argument);
+  EXPECT_EQ(fake_.stream_ops_.size(), before);
+  cross_gpu_link empty;
+  EXPECT_EQ(empty.begin_frame(none, producer_stream, 0).error().code(), errc::invalid_argument);
+}
+
 TEST_F(cross_gpu_link_test, frames_alternate_open_and_close) {
   open_devices();
   auto link = make(cross_gpu_mode::peer_write);
