@@ -50,6 +50,7 @@
 #include <membridge/vulkan/shared_image.hpp>
 #include <membridge/vulkan/timeline_semaphore.hpp>
 
+#include <membridge/sync/cross_gpu_link.hpp>
 #include <membridge/sync/cuda_vulkan_buffer.hpp>
 #include <membridge/sync/follow_plan.hpp>
 #include <membridge/sync/frame_publisher.hpp>

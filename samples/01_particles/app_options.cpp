@@ -91,6 +91,16 @@ parsed_command_line parse_command_line(int argc, const char* const* argv) {
       ->type_name("METHOD");
   app.add_flag("--validation", o.validation, "Enable the Khronos validation layer; exit 2 if it reported any message");
   app.add_option("--seed", o.seed, "Random seed of the initial particle disc")->capture_default_str()->type_name("N");
+  app.add_option("--render-device", o.render_device, "CUDA device whose GPU holds the particles and draws them")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str()
+      ->type_name("N");
+  app.add_option("--sim-device", o.sim_device,
+                 "CUDA device that simulates; another than --render-device moves each frame across (peer "
+                 "copy, or pinned host memory when the GPUs cannot peer)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str()
+      ->type_name("N");
 
   if (const auto rc = samples::parse(app, argc, argv))
     return {std::nullopt, *rc == 0 ? exit_status::ok : exit_status::usage_error};

@@ -44,6 +44,8 @@ struct app_options {
   render_method render = render_method::splat;       ///< --render: splat (compute) or points (graphics pipeline).
   bool validation = false;  ///< --validation: Khronos validation layer on; any message fails the run.
   std::uint64_t seed = 1;   ///< --seed: the initial disc's random seed.
+  int render_device = 0;    ///< --render-device: the CUDA device whose GPU holds the slots and draws them.
+  int sim_device = 0;       ///< --sim-device: the CUDA device that simulates (another one: sync::cross_gpu_link).
 };
 
 /// A particle count: digits with an optional binary suffix, K or k (x1024) or M or m (x1048576),

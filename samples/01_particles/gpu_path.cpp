@@ -7,6 +7,11 @@
 //     cuda_acquire(stream, n)                       submit: wait produced >= n + 1 at the particle stage,
 //     copy slot (n-1) % S -> n % S; K steps                 signal consumed = n + 1
 //     cuda_release(stream, n): produced = n + 1
+//
+// With --sim-device B other than --render-device A, the slots and Vulkan stay on A and the producer
+// runs on B through a sync::cross_gpu_link: begin_frame/end_frame replace cuda_acquire/cuda_release,
+// the steps run on the link's write target (B's buffer, moved into A's slot by B's copy engine; or
+// A's slot through the peer mapping; or through pinned host memory when the GPUs cannot peer).
 #include "app.hpp"
 #include "cuda_runtime_check.hpp"  // samples/common
 #include "particle_sim_cuda.hpp"
@@ -14,6 +19,7 @@
 #include <membridge/core/units.hpp>
 #include <membridge/cuda/device.hpp>
 #include <membridge/cuda/growable_buffer.hpp>
+#include <membridge/sync/cross_gpu_link.hpp>
 #include <membridge/sync/frame_timeline.hpp>
 #include <membridge/sync/same_gpu.hpp>
 #include <membridge/sync/vulkan_mirror.hpp>
@@ -27,6 +33,7 @@
 #include <ostream>
 #include <system_error>
 #include <thread>
+#include <vector>
 
 namespace particles::app {
 
@@ -45,9 +52,13 @@ using samples::cuda_error;
 /// The producer: a thread with a CUDA stream of its own that writes frame n into slot n % S.
 class cuda_producer final : public frame_source {
  public:
-  cuda_producer(const membridge::sync::frame_timeline& timeline, particle* base, std::size_t count,
-                const sim_params& params, const app_options& o, VkBuffer buffer, VkDeviceSize buffer_offset)
+  /// `link`: null when the simulation runs on the render GPU; else it moves each frame to it.
+  cuda_producer(const membridge::sync::frame_timeline& timeline, membridge::sync::cross_gpu_link* link, particle* base,
+                std::size_t count, const sim_params& params, const app_options& o, VkBuffer buffer,
+                VkDeviceSize buffer_offset)
       : timeline_(timeline),
+        link_(link),
+        sim_device_(o.sim_device),
         base_(base),
         count_(count),
         params_(params),
@@ -104,6 +115,10 @@ class cuda_producer final : public frame_source {
  private:
   [[nodiscard]] std::size_t slot_bytes() const noexcept { return count_ * sizeof(particle); }
   [[nodiscard]] particle* slot(std::uint64_t frame) const noexcept { return base_ + timeline_.slot(frame) * count_; }
+  /// Where the steps of frame `frame` run: the slot, or the link's write target.
+  [[nodiscard]] particle* target(std::uint64_t frame) const noexcept {
+    return link_ != nullptr ? reinterpret_cast<particle*>(link_->write_target(frame)) : slot(frame);
+  }
 
   [[nodiscard]] std::optional<error> failure() const {
     const std::scoped_lock hold(lock_);
@@ -140,6 +155,8 @@ class cuda_producer final : public frame_source {
       if (const cudaError_t rc = cudaStreamSynchronize(stream); rc != cudaSuccess && produced)
         produced = cuda_error(rc, "cudaStreamSynchronize", "the producer's last frames");
       (void)cudaStreamDestroy(stream);
+      if (link_ != nullptr)  // its relay and copy streams too: no GPU signal of `produced` stays pending
+        if (auto synced = link_->synchronize(); !synced && produced) produced = std::move(synced).error();
     }
     if (!produced) {
       const std::scoped_lock hold(lock_);
@@ -148,7 +165,8 @@ class cuda_producer final : public frame_source {
   }
 
   result<void> produce(cudaStream_t& stream) {
-    if (const cudaError_t rc = cudaSetDevice(0); rc != cudaSuccess) return cuda_error(rc, "cudaSetDevice", "device 0");
+    if (const cudaError_t rc = cudaSetDevice(sim_device_); rc != cudaSuccess)
+      return cuda_error(rc, "cudaSetDevice", "device " + std::to_string(sim_device_));
     if (const cudaError_t rc = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking); rc != cudaSuccess)
       return cuda_error(rc, "cudaStreamCreateWithFlags");
     for (std::uint64_t n = 0; (frames_ == 0 || n < frames_) && !stop_.load(); ++n) {
@@ -160,21 +178,29 @@ class cuda_producer final : public frame_source {
         if (!slot_free) return membridge::ok();  // stopping
       }
       const auto frame = "frame " + std::to_string(n);
-      MEMBRIDGE_TRY(timeline_.cuda_acquire(stream, n).with_context(frame));
+      if (link_ != nullptr)
+        MEMBRIDGE_TRY(link_->begin_frame(timeline_, stream, n).with_context(frame));
+      else
+        MEMBRIDGE_TRY(timeline_.cuda_acquire(stream, n).with_context(frame));
       if (n > 0 && slots_ > 1) {
         if (const cudaError_t rc =
-                cudaMemcpyAsync(slot(n), slot(n - 1), slot_bytes(), cudaMemcpyDeviceToDevice, stream);
+                cudaMemcpyAsync(target(n), target(n - 1), slot_bytes(), cudaMemcpyDeviceToDevice, stream);
             rc != cudaSuccess)
           return cuda_error(rc, "cudaMemcpyAsync", "copying the previous frame's slot: " + frame);
       }
-      if (const cudaError_t rc = step_cuda(slot(n), count_, params_, steps_, stream); rc != cudaSuccess)
+      if (const cudaError_t rc = step_cuda(target(n), count_, params_, steps_, stream); rc != cudaSuccess)
         return cuda_error(rc, "step_cuda", frame);
-      MEMBRIDGE_TRY(timeline_.cuda_release(stream, n).with_context(frame));
+      if (link_ != nullptr)
+        MEMBRIDGE_TRY(link_->end_frame(timeline_, stream, n).with_context(frame));
+      else
+        MEMBRIDGE_TRY(timeline_.cuda_release(stream, n).with_context(frame));
     }
     return membridge::ok();
   }
 
   const membridge::sync::frame_timeline& timeline_;
+  membridge::sync::cross_gpu_link* link_;
+  int sim_device_;
   particle* base_;
   std::size_t count_;
   sim_params params_;
@@ -196,7 +222,13 @@ std::string gpu_unavailable_reason() { return samples::cuda_unavailable_reason()
 
 result<void> run_gpu(run_environment& env) {
   const app_options& o = env.options;
-  MEMBRIDGE_TRY_ASSIGN(auto device, membridge::cuda::device::open(0).with_context("opening CUDA device 0"));
+  const std::string render_text = "CUDA device " + std::to_string(o.render_device);
+  MEMBRIDGE_TRY_ASSIGN(auto device, membridge::cuda::device::open(o.render_device).with_context("opening " + render_text));
+  std::optional<membridge::cuda::device> sim;  // only when the simulation runs on another GPU
+  if (o.sim_device != o.render_device) {
+    MEMBRIDGE_TRY_ASSIGN(sim, membridge::cuda::device::open(device.shared_driver(), o.sim_device)
+                                  .with_context("opening the simulation's CUDA device " + std::to_string(o.sim_device)));
+  }
   MEMBRIDGE_TRY_ASSIGN(auto context, membridge::sync::create_vulkan_context_for(device, context_options(env))
                                          .with_context("creating a Vulkan device on the CUDA device's GPU"));
   {
@@ -222,25 +254,34 @@ result<void> run_gpu(run_environment& env) {
     const membridge::vulkan::buffer_segment segment = view.segments()[0];
 
     const sim_params params = default_params();
+    MEMBRIDGE_TRY_ASSIGN(auto timeline, membridge::sync::frame_timeline::create(context, device, {.slots = o.slots})
+                                            .with_context("creating the frame timeline"));
+    membridge::sync::cross_gpu_link link;  // destroyed before the timeline and the buffer
+    if (sim) {
+      std::vector<CUdeviceptr> slots;
+      for (std::uint32_t k = 0; k < o.slots; ++k) slots.push_back(buffer.address() + k * slot_bytes);
+      MEMBRIDGE_TRY_ASSIGN(link, membridge::sync::cross_gpu_link::create(device, *sim, slots, slot_bytes)
+                                     .with_context("linking the simulation's GPU to the render GPU"));
+    }
     {
       const auto initial = initial_particles(static_cast<std::size_t>(o.particles), o.seed, params);
-      if (const cudaError_t rc =
-              cudaMemcpy(buffer.data<particle>(), initial.data(), slot_bytes, cudaMemcpyHostToDevice);
+      void* first = link.valid() ? reinterpret_cast<void*>(link.write_target(0)) : buffer.data<particle>();
+      if (const cudaError_t rc = cudaMemcpy(first, initial.data(), slot_bytes, cudaMemcpyHostToDevice);
           rc != cudaSuccess)
         return cuda_error(rc, "cudaMemcpy", "uploading the initial particles into slot 0");
     }
-    MEMBRIDGE_TRY_ASSIGN(auto timeline, membridge::sync::frame_timeline::create(context, device, {.slots = o.slots})
-                                            .with_context("creating the frame timeline"));
 
     path_description d;
-    d.path = "GPU path (CUDA -> Vulkan, zero copy)";
+    d.path = sim ? "GPU path (CUDA on another GPU -> Vulkan, " + std::string(membridge::sync::to_string(link.mode())) + ")"
+                 : "GPU path (CUDA -> Vulkan, zero copy)";
     d.device = device.name();
+    if (sim) d.device += " (simulation on CUDA device " + std::to_string(o.sim_device) + ": " + sim->name() + ")";
     d.memory = std::to_string(o.slots) + " slots x " + membridge::format_bytes(slot_bytes) +
                " in one growable_buffer (" + membridge::format_bytes(buffer.capacity()) + ", " +
                std::to_string(buffer.chunk_count()) + (buffer.chunk_count() == 1 ? " chunk" : " chunks") +
                ") imported as " + (view.is_sparse() ? "one sparse VkBuffer" : "one VkBuffer") +
                "; one frame_timeline handoff per frame, CUDA on a producer thread";
-    cuda_producer producer(timeline, buffer.data<particle>(), static_cast<std::size_t>(o.particles), params, o,
+    cuda_producer producer(timeline, link.valid() ? &link : nullptr, buffer.data<particle>(), static_cast<std::size_t>(o.particles), params, o,
                            segment.buffer, segment.buffer_offset);
     MEMBRIDGE_TRY(render(context, producer, d, env));
   }  // the producer has stopped; the timeline, the view and the buffer go (buffer last: it waits for CUDA)

@@ -29,7 +29,10 @@
   X(cuExternalMemoryGetMappedMipmappedArray, 10000) X(cuMipmappedArrayGetLevel, 5000)                 \
   X(cuMipmappedArrayDestroy, 5000) X(cuSurfObjectCreate, 5000) X(cuSurfObjectDestroy, 5000)               \
   X(cuMemGetAllocationPropertiesFromHandle, 10020)                                                     \
-  X(cuDeviceCanAccessPeer, 4000) X(cuDeviceGetP2PAttribute, 8000)
+  X(cuDeviceCanAccessPeer, 4000) X(cuDeviceGetP2PAttribute, 8000)                                   \
+  X(cuEventCreate, 2000) X(cuEventDestroy, 4000) X(cuEventRecord, 2000) X(cuStreamWaitEvent, 3020)    \
+  X(cuStreamSynchronize, 2000) X(cuMemcpyDtoDAsync, 3020) X(cuMemcpyDtoHAsync, 3020)                  \
+  X(cuMemcpyHtoDAsync, 3020) X(cuMemHostAlloc, 2020) X(cuMemFreeHost, 2000)
 
 namespace membridge::cuda {
 

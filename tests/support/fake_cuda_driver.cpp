@@ -762,6 +762,7 @@ cuda::driver_api fake_cuda::table() {
   t.cuDeviceCanAccessPeer = &fake_cuDeviceCanAccessPeer;
   t.cuDeviceGetP2PAttribute = &fake_cuDeviceGetP2PAttribute;
   fill_graph_table(t);
+  fill_event_table(t);
   return t;
 }
 
@@ -801,10 +802,11 @@ std::optional<CUresult> fake_cuda::enter_call(const char* function) {
   }
   // Teardown calls are not counted: a failure-at-every-step loop fails forward steps, and the real
   // driver does not fail these for reasons a caller could handle. fail_function() still reaches them.
-  static constexpr std::array<std::string_view, 11> teardown{
+  static constexpr std::array<std::string_view, 14> teardown{
       "cuCtxPopCurrent",         "cuMemUnmap",          "cuMemRelease",           "cuMemAddressFree",
       "cuDevicePrimaryCtxRelease", "cuDestroyExternalMemory", "cuMipmappedArrayDestroy", "cuSurfObjectDestroy",
-      "cuStreamDestroy",         "cuGraphDestroy",      "cuGraphExecDestroy"};
+      "cuStreamDestroy",         "cuGraphDestroy",      "cuGraphExecDestroy",     "cuEventDestroy",
+      "cuMemFreeHost",           "cuStreamSynchronize"};
   if (std::find(teardown.begin(), teardown.end(), function) != teardown.end()) return std::nullopt;
   const int index = counted_++;
   if (fail_at_ >= 0 && index == fail_at_) {
@@ -852,6 +854,7 @@ std::vector<std::string> fake_cuda::leaks() const {
     out.push_back("mipmapped array " + hex(reinterpret_cast<std::uintptr_t>(array)));
   for (const auto& [surface, array] : surfaces_) out.push_back("surface object " + hex(surface));
   for (auto& leak : graph_leaks()) out.push_back(std::move(leak));
+  for (auto& leak : event_leaks()) out.push_back(std::move(leak));
   return out;
 }
 

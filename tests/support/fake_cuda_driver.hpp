@@ -84,7 +84,7 @@ class fake_cuda {
   /// Calls counted so far: every driver call except the error-name lookups and the teardown calls
   /// (cuCtxPopCurrent, cuMemUnmap, cuMemRelease, cuMemAddressFree, cuDevicePrimaryCtxRelease,
   /// cuDestroyExternalMemory, cuMipmappedArrayDestroy, cuSurfObjectDestroy, cuStreamDestroy, cuGraphDestroy,
-  /// cuGraphExecDestroy).
+  /// cuGraphExecDestroy, cuEventDestroy, cuMemFreeHost, cuStreamSynchronize).
   [[nodiscard]] int counted_calls() const noexcept { return counted_; }
 
   // --------------------------------------------------------------------------- inspection ---
@@ -198,6 +198,27 @@ class fake_cuda {
   void launch_kernel(CUstream stream, std::string name);
   /// Makes the capture on `stream` fail at cuStreamEndCapture (an unsupported call during capture).
   void invalidate_capture(CUstream stream) { capture_invalidated_[stream] = true; }
+  // Events, stream waits, async copies and pinned host memory (fake_cuda_events.cpp).
+  /// One operation enqueued on a stream: "record", "wait", "dtod", "dtoh", "htod" or "sync".
+  struct stream_op {
+    std::string what;
+    CUstream stream = nullptr;
+    CUevent event = nullptr;        // record, wait
+    std::uint64_t dst = 0;          // copies (a host pointer as an integer for dtoh)
+    std::uint64_t src = 0;          // copies (a host pointer as an integer for htod)
+    std::size_t bytes = 0;          // copies
+    friend bool operator==(const stream_op&, const stream_op&) = default;
+  };
+  std::set<CUevent> events_;                                  // live events
+  std::set<CUevent> recorded_events_;                         // events recorded at least once
+  std::map<std::uintptr_t, std::unique_ptr<std::byte[]>> host_blocks_;  // live pinned host memory
+  std::map<std::uintptr_t, std::size_t> host_sizes_;          // its sizes
+  std::vector<stream_op> stream_ops_;                         // what was enqueued, in order
+  /// Fills the event, copy and host-memory entries of `t` (fake_cuda_events.cpp).
+  static void fill_event_table(cuda::driver_api& t);
+  /// Leaks of the event and host-memory model (part of leaks()).
+  [[nodiscard]] std::vector<std::string> event_leaks() const;
+
   /// The installed instance (for the table's functions in other files).
   static fake_cuda& active() noexcept;
   /// Fills the stream and graph entries of `t` (fake_cuda_graph.cpp).

@@ -67,6 +67,10 @@ const std::map<std::string, std::vector<int>>& versions() {
       {"cuMipmappedArrayDestroy", {5000}}, {"cuSurfObjectCreate", {5000}}, {"cuSurfObjectDestroy", {5000}},
       {"cuMemGetAllocationPropertiesFromHandle", {10020}},
       {"cuDeviceCanAccessPeer", {4000}}, {"cuDeviceGetP2PAttribute", {8000}},
+      {"cuEventCreate", {2000}}, {"cuEventDestroy", {2000, 4000}}, {"cuEventRecord", {2000, 7000}},
+      {"cuStreamWaitEvent", {3020, 7000}}, {"cuStreamSynchronize", {2000, 7000}},
+      {"cuMemcpyDtoDAsync", {3000, 3020, 7000}}, {"cuMemcpyDtoHAsync", {2000, 3020, 7000}},
+      {"cuMemcpyHtoDAsync", {2000, 3020, 7000}}, {"cuMemHostAlloc", {2020}}, {"cuMemFreeHost", {2000}},
   };
   return v;
 }

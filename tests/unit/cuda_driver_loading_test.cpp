@@ -130,7 +130,9 @@ TEST_F(fake_libcuda_test, load_fills_every_entry_at_the_abi_version_its_type_nam
   ASSERT_TRUE(drv) << drv.error().message();
   EXPECT_EQ((*drv)->version(), 13000);
   EXPECT_EQ((*drv)->library_name(), MEMBRIDGE_FAKE_LIBCUDA);
-  EXPECT_EQ(control<int (*)()>("fake_libcuda_requested_count")(), 56);
+  // One request per entry of the table (every member is one function pointer).
+  EXPECT_EQ(control<int (*)()>("fake_libcuda_requested_count")(),
+            static_cast<int>(sizeof(membridge::cuda::driver_api) / sizeof(void (*)())));
   EXPECT_EQ(requested("cuWaitExternalSemaphoresAsync"), 10000);
   EXPECT_EQ(requested("cuImportExternalMemory"), 10000);
   EXPECT_EQ(requested("cuExternalMemoryGetMappedMipmappedArray"), 10000);
@@ -153,6 +155,12 @@ TEST_F(fake_libcuda_test, load_fills_every_entry_at_the_abi_version_its_type_nam
   EXPECT_EQ(requested("cuDevicePrimaryCtxRelease"), 11000);
   EXPECT_EQ(requested("cuDeviceGetUuid"), 11040);
   EXPECT_EQ(requested("cuMemCreate"), 10020);
+  EXPECT_EQ(requested("cuEventDestroy"), 4000);     // cuEventDestroy_v2
+  EXPECT_EQ(requested("cuEventRecord"), 2000);      // not the per-thread-stream form
+  EXPECT_EQ(requested("cuStreamWaitEvent"), 3020);
+  EXPECT_EQ(requested("cuMemcpyDtoDAsync"), 3020);  // cuMemcpyDtoDAsync_v2
+  EXPECT_EQ(requested("cuMemcpyHtoDAsync"), 3020);
+  EXPECT_EQ(requested("cuMemHostAlloc"), 2020);
   // Calls reach the functions of that ABI.
   int n = 0;
   ASSERT_EQ((*drv)->api().cuDeviceGetCount(&n), CUDA_SUCCESS);

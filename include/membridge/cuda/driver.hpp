@@ -95,6 +95,19 @@ struct driver_api {
   // Peers: what one GPU may do with another's memory (cuda/peer.hpp).
   PFN_cuDeviceCanAccessPeer_v4000 cuDeviceCanAccessPeer = nullptr;            ///< cuDeviceCanAccessPeer
   PFN_cuDeviceGetP2PAttribute_v8000 cuDeviceGetP2PAttribute = nullptr;        ///< cuDeviceGetP2PAttribute
+
+  // Events, stream waits, async copies and pinned host memory (sync::cross_gpu_link: a producer on
+  // another GPU than the renderer).
+  PFN_cuEventCreate_v2000 cuEventCreate = nullptr;                            ///< cuEventCreate
+  PFN_cuEventDestroy_v4000 cuEventDestroy = nullptr;                          ///< cuEventDestroy (v2)
+  PFN_cuEventRecord_v2000 cuEventRecord = nullptr;                            ///< cuEventRecord
+  PFN_cuStreamWaitEvent_v3020 cuStreamWaitEvent = nullptr;                    ///< cuStreamWaitEvent
+  PFN_cuStreamSynchronize_v2000 cuStreamSynchronize = nullptr;                ///< cuStreamSynchronize
+  PFN_cuMemcpyDtoDAsync_v3020 cuMemcpyDtoDAsync = nullptr;                    ///< cuMemcpyDtoDAsync (v2)
+  PFN_cuMemcpyDtoHAsync_v3020 cuMemcpyDtoHAsync = nullptr;                    ///< cuMemcpyDtoHAsync (v2)
+  PFN_cuMemcpyHtoDAsync_v3020 cuMemcpyHtoDAsync = nullptr;                    ///< cuMemcpyHtoDAsync (v2)
+  PFN_cuMemHostAlloc_v2020 cuMemHostAlloc = nullptr;                          ///< pinned host memory
+  PFN_cuMemFreeHost_v2000 cuMemFreeHost = nullptr;                            ///< cuMemFreeHost
 };
 
 /// A loaded CUDA driver: the function table plus the library that backs it.

@@ -43,6 +43,8 @@ TEST(particles_options, defaults_follow_the_design) {
   EXPECT_EQ(o.height, 720U);
   EXPECT_FALSE(o.cpu);
   EXPECT_EQ(o.render, render_method::splat) << "compute splatting is the default";
+  EXPECT_EQ(o.render_device, 0);
+  EXPECT_EQ(o.sim_device, 0) << "one GPU unless asked";
   EXPECT_FALSE(o.validation);
   EXPECT_EQ(o.frames, 0U);
   EXPECT_TRUE(o.out.empty());
@@ -60,7 +62,7 @@ TEST(particles_options, defaults_follow_the_design) {
 TEST(particles_options, every_option_is_read) {
   const auto p = parse({"--headless", "--frames", "12", "--out", "x.png", "--particles", "4M", "--steps", "3",
                         "--slots", "2", "--width", "640", "--height", "360", "--cpu", "--render", "points",
-                        "--validation", "--seed", "42"});
+                        "--validation", "--seed", "42", "--render-device", "1", "--sim-device", "2"});
   ASSERT_TRUE(p.options);
   const app_options& o = *p.options;
   EXPECT_TRUE(o.headless);
@@ -76,6 +78,8 @@ TEST(particles_options, every_option_is_read) {
   EXPECT_EQ(o.render, render_method::points);
   EXPECT_TRUE(o.validation);
   EXPECT_EQ(o.seed, 42U);
+  EXPECT_EQ(o.render_device, 1);
+  EXPECT_EQ(o.sim_device, 2);
   app_options resolved = o;
   apply_mode_defaults(resolved, false);
   EXPECT_EQ(resolved.frames, 12U) << "a given --frames stays";
@@ -96,7 +100,8 @@ TEST(particles_options, invalid_input_is_a_usage_error) {
       {"--particles", "lots"}, {"--particles", "0"}, {"--slots", "0"},  {"--slots", "9"},
       {"--steps", "-1"},       {"--steps", "1001"},  {"--width", "15"}, {"--height", "20000"},
       {"--frames", "-3"},      {"--seed", "x"},      {"--bogus"},       {"--headless", "--frames", "0"},
-      {"--render", "triangles"}, {"--render", "Splat"}, {"--render"},  {"positional"}};
+      {"--render", "triangles"}, {"--render", "Splat"}, {"--render"},  {"positional"},
+      {"--sim-device", "-1"},  {"--render-device", "x"}};
   for (const auto& args : cases) {
     const auto p = parse(args);
     EXPECT_FALSE(p.options) << args[0];

@@ -137,7 +137,7 @@ TEST(particles_demo, help_lists_the_options_and_exits_0) {
   const process_result r = run_demo({"--help"}, "help", 60s);
   EXPECT_EQ(r.exit_status, 0) << describe(r);
   for (const char* option : {"--headless", "--frames", "--out", "--particles", "--steps", "--slots", "--width",
-                             "--height", "--cpu", "--render", "--validation", "--seed"})
+                             "--height", "--cpu", "--render", "--validation", "--seed", "--render-device", "--sim-device"})
     EXPECT_TRUE(contains(r.out, option)) << option;
 }
 
