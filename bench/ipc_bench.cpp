@@ -3,7 +3,9 @@
 // (this binary re-executed in child mode, its CUDA context warm before any timing):
 //  (a) attaching a fresh 1 GiB buffer in the other process: subscriber::connect +
 //      sync::import_into_cuda (one 1 GiB chunk, and 8 x 128 MiB) versus cudaIpcOpenMemHandle of a
-//      1 GiB cudaMalloc buffer;
+//      1 GiB cudaMalloc buffer; with --attach-peer-device N also the 1-chunk attach with the child
+//      subscribing on GPU N (peer access to the publisher's GPU), interleaved, and its ratio to the
+//      same-GPU attach (a figure, no goal);
 //  (b) a 1 GiB growth reaching the subscriber: grow() returned in the producer -> the subscriber's
 //      follow_growth and a kernel over the new range done (CLOCK_MONOTONIC, shared by both processes);
 //  (c) frame handoff from a CUDA producer thread to a Vulkan consumer: throughput and latency
@@ -12,7 +14,7 @@
 //      another process (sync::frame_publisher, import_into_vulkan, frame_timeline::import) versus the
 //      same Vulkan consumer in the producer's process (frame_timeline, mirror_in_vulkan), unpaced and
 //      paced at 144 Hz (the latency goal); the unpaced pair with a CUDA consumer runs too, for reference.
-// Every buffer's and frame's data is checked.
+// Every buffer's and frame's data is checked. --parts runs only some of (a), (b), (c).
 //
 // Prints tables, one line per goal and, last, one JSON line starting with {"bench":"ipc". Exit
 // status: 0 when every data check passed (goals met or not), 1 on a CUDA/Vulkan/membridge error or
@@ -25,16 +27,19 @@
 
 #include <membridge/core/units.hpp>
 #include <membridge/cuda/device.hpp>
+#include <membridge/cuda/peer.hpp>
 #include <membridge/sync/same_gpu.hpp>
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -79,11 +84,28 @@ std::optional<int> parse_options(int argc, char** argv, options& opts) {
                "a short run: 5 rounds, 500 frames after 100 warm-up, paced 144 after 24, 1 frame round");
   app.add_option("--json", opts.json_path, "also write the JSON line to FILE")->type_name("FILE");
   app.add_option("--device", c.device, "CUDA device ordinal")->check(CLI::NonNegativeNumber)->capture_default_str();
+  app.add_option("--attach-peer-device", c.attach_peer_device,
+                 "(a): also attach with the subscriber on CUDA device N (peer access to --device's memory), "
+                 "interleaved with the same-GPU attach; reports both and the ratio (not run, exit 0, without such a "
+                 "device or peer access)")
+      ->type_name("N")
+      ->check(CLI::NonNegativeNumber);
+  std::vector<std::string> parts{"attach", "growth", "frames"};
+  app.add_option("--parts", parts, "which parts run: attach (a), growth (b), frames (c), comma-separated")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"attach", "growth", "frames"}))
+      ->capture_default_str();
   try {
     app.parse(argc, argv);
+    if (c.attach_peer_device >= 0 && c.attach_peer_device == c.device)
+      throw CLI::ValidationError("--attach-peer-device", "must differ from --device (" + std::to_string(c.device) + ")");
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? exit_ok : exit_usage;
   }
+  const auto asked = [&parts](std::string_view part) { return std::find(parts.begin(), parts.end(), part) != parts.end(); };
+  c.run_attach = asked("attach");
+  c.run_growth = asked("growth");
+  c.run_frames = asked("frames");
   c.frames.cuda_consumers = !vulkan_only;
   if (c.quick) {
     c.rounds = 5;
@@ -109,6 +131,26 @@ void progress(const std::string& what, std::int64_t since_ns) {
             << " s\n";
 }
 
+/// Why the attach with the subscriber on `config.attach_peer_device` cannot run (empty: it can):
+/// no such device, or no peer access from it to the publisher's device `dev` (the import needs it).
+std::string other_gpu_obstacle(const run_config& config, const membridge::cuda::device& dev) {
+  const int other = config.attach_peer_device;
+  if (!config.run_attach) return "the attach part is not in --parts";
+  int count = 0;
+  MEMBRIDGE_IPC_BENCH_CUDA(cudaGetDeviceCount(&count));
+  if (other >= count)
+    return std::to_string(count) + (count == 1 ? " GPU" : " GPUs") + " here, no device " + std::to_string(other);
+  auto opened = membridge::cuda::device::open(other);
+  if (!opened) return "cannot open CUDA device " + std::to_string(other) + ": " + opened.error().message();
+  const auto link = membridge::cuda::query_peer(*opened, dev);
+  if (!link) return "query_peer GPU " + std::to_string(other) + " -> GPU " + std::to_string(config.device) + ": " +
+                    link.error().message();
+  if (!link->access)
+    return "cuDeviceCanAccessPeer: GPU " + std::to_string(other) + " cannot use GPU " + std::to_string(config.device) +
+           "'s memory";
+  return {};
+}
+
 int run(const options& opts) {
   const run_config& config = opts.run;
   bench::open_runtime_device(config.device);
@@ -117,7 +159,8 @@ int run(const options& opts) {
   const membridge::cuda::device dev = std::move(opened).value();
 
   // The growth round holds (steps + 1) GiB; attach rounds 1 GiB at a time; keep 2 GiB spare.
-  const std::size_t needed = (static_cast<std::size_t>(config.growth_steps) + 3) * 1_GiB;
+  const std::size_t growth_gib = config.run_growth ? static_cast<std::size_t>(config.growth_steps) + 1 : 1;
+  const std::size_t needed = (growth_gib + 2) * 1_GiB;
   std::size_t free_bytes = 0;
   std::size_t total_bytes = 0;
   MEMBRIDGE_IPC_BENCH_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
@@ -150,15 +193,27 @@ int run(const options& opts) {
 
   const temp_dir dir;
   run_results results;
+  if (config.attach_peer_device >= 0) {
+    results.other_gpu_not_run = other_gpu_obstacle(config, dev);
+    if (!results.other_gpu_not_run.empty())
+      std::cerr << "membridge_bench_ipc: attach on another GPU: not run (" << results.other_gpu_not_run << ")\n";
+  }
+  const int other_device = config.attach_peer_device >= 0 && results.other_gpu_not_run.empty() ? config.attach_peer_device : -1;
   std::int64_t t0 = monotonic_ns();
-  results.attach = run_attach(dev, child, dir.file("attach.sock"), config.rounds);
-  progress("(a) attach", t0);
-  t0 = monotonic_ns();
-  results.growth = run_growth(dev, child, dir.file("growth.sock"), config.rounds, config.growth_steps);
-  progress("(b) growth", t0);
-  t0 = monotonic_ns();
-  results.frames = run_frames(vk, dev, child, dir.file("frames.sock"), config.frames);
-  progress("(c) frame handoff", t0);
+  if (config.run_attach) {
+    results.attach = run_attach(dev, child, dir.file("attach.sock"), config.rounds, other_device);
+    progress("(a) attach", t0);
+  }
+  if (config.run_growth) {
+    t0 = monotonic_ns();
+    results.growth = run_growth(dev, child, dir.file("growth.sock"), config.rounds, config.growth_steps);
+    progress("(b) growth", t0);
+  }
+  if (config.run_frames) {
+    t0 = monotonic_ns();
+    results.frames = run_frames(vk, dev, child, dir.file("frames.sock"), config.frames);
+    progress("(c) frame handoff", t0);
+  }
 
   set_phase("stopping the child process");
   child.channel().send(plain_request{.kind = msg_kind::quit});

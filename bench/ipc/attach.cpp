@@ -2,6 +2,8 @@
 // sync::import_into_cuda, one 1 GiB chunk or 8 x 128 MiB) versus legacy CUDA IPC of a 1 GiB
 // cudaMalloc buffer (connect to a Unix socket, receive the cudaIpcMemHandle, cudaIpcOpenMemHandle). The producer side (this process) makes, fills and publishes a fresh buffer per
 // method and round; the child times its attach calls with CLOCK_MONOTONIC and checks the data.
+// With another device asked for (--attach-peer-device), the 1-chunk membridge attach also runs with
+// the child importing into that GPU (peer access to the publisher's), in the same rotation.
 #include "ipc/parts.hpp"
 
 #include "kernels.cuh"
@@ -28,12 +30,14 @@ namespace {
 
 namespace gpu = testing::gpu;
 
-enum class method : std::uint8_t { vmm1 = 0, vmm8 = 1, legacy = 2 };
-constexpr std::size_t method_count = 3;
+/// vmm1_other: the 1-chunk attach with the child subscribing on another GPU (last: run only when asked).
+enum class method : std::uint8_t { vmm1 = 0, vmm8 = 1, legacy = 2, vmm1_other = 3 };
+constexpr std::size_t all_methods = 4;
 
 /// A pattern seed for round `round` (0: warm-up) and method `m`: distinct for every round and method.
 std::uint32_t seed_for(int round, method m) {
-  return 0x9e3779b9U * static_cast<std::uint32_t>(3 * round + static_cast<int>(m) + 1) ^ 0xA77AC4U;
+  return 0x9e3779b9U * static_cast<std::uint32_t>(static_cast<int>(all_methods) * round + static_cast<int>(m) + 1) ^
+         0xA77AC4U;
 }
 
 std::string round_text(int round) { return round == 0 ? "warm-up round" : "round " + std::to_string(round); }
@@ -44,9 +48,11 @@ void check_reply(const child_reply& r, std::string_view what) {
 }
 
 /// membridge: a fresh growable_buffer of 1 GiB (`chunk` bytes per chunk), filled, published by a
-/// fresh publisher; the child attaches and checks it. Returns the child's {connect, import} in us.
+/// fresh publisher; the child attaches it on CUDA device `child_device` (-1: its own) and checks it.
+/// Returns the child's {connect, import} in us.
 std::pair<double, double> attach_vmm(const cuda::device& dev, const child_process& child, const std::string& path,
-                                     std::size_t chunk, std::uint32_t seed, const std::string& what) {
+                                     std::size_t chunk, std::uint32_t seed, const std::string& what,
+                                     int child_device = -1) {
   cuda::chunk_policy policy;
   policy.max_chunk = chunk;
   auto buffer = value_or_fail(cuda::growable_buffer::create(dev, {.size = attach_bytes, .max_size = attach_bytes,
@@ -64,6 +70,7 @@ std::pair<double, double> attach_vmm(const cuda::device& dev, const child_proces
   attach_vmm_request q;
   q.seed = seed;
   q.bytes = attach_bytes;
+  q.device = child_device;
   copy_text(q.path, pub.path());
   copy_text(q.name, "attach");
   child.channel().send(q);
@@ -157,7 +164,8 @@ std::pair<double, double> attach_legacy(const child_process& child, const std::s
 }  // namespace
 
 std::vector<attach_round> run_attach(const cuda::device& dev, const child_process& child, const std::string& socket_path,
-                                     int rounds) {
+                                     int rounds, int other_device) {
+  const std::size_t method_count = other_device >= 0 ? all_methods : all_methods - 1;
   std::vector<attach_round> out;
   for (int round = 0; round <= rounds; ++round) {
     attach_round r;
@@ -182,6 +190,14 @@ std::vector<attach_round> run_attach(const cuda::device& dev, const child_proces
           const std::string what = "attach cudaIpcOpenMemHandle 1 GiB, " + round_text(round);
           set_phase(what);
           std::tie(r.legacy_transfer_us, r.legacy_us) = attach_legacy(child, socket_path, seed, what);
+          break;
+        }
+        case method::vmm1_other: {
+          const std::string what =
+              "attach 1 x 1 GiB, subscriber on GPU " + std::to_string(other_device) + ", " + round_text(round);
+          set_phase(what);
+          std::tie(r.other1_connect_us, r.other1_import_us) =
+              attach_vmm(dev, child, socket_path, attach_bytes, seed, what, other_device);
           break;
         }
       }

@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <exception>
 #include <memory>
 #include <sys/socket.h>
@@ -55,6 +56,45 @@ void warm_up(const cuda::device& dev) {
   MEMBRIDGE_IPC_BENCH_CUDA(cudaDeviceSynchronize());
 }
 
+/// The CUDA runtime's current device set to `ordinal` for a scope; the one before is restored after.
+class current_device_scope {
+ public:
+  explicit current_device_scope(int ordinal) {
+    MEMBRIDGE_IPC_BENCH_CUDA(cudaGetDevice(&before_));
+    MEMBRIDGE_IPC_BENCH_CUDA(cudaSetDevice(ordinal));
+  }
+  current_device_scope(const current_device_scope&) = delete;
+  current_device_scope& operator=(const current_device_scope&) = delete;
+  ~current_device_scope() { (void)cudaSetDevice(before_); }
+
+ private:
+  int before_ = 0;
+};
+
+/// The devices (a) attaches on: the child's own, and others (an attach on another GPU) opened and
+/// warmed up on first use, before any timing.
+class attach_devices {
+ public:
+  explicit attach_devices(const cuda::device& own) : own_(own) {}
+
+  /// The device with CUDA ordinal `ordinal` (-1: the child's own).
+  const cuda::device& get(int ordinal) {
+    if (ordinal < 0 || ordinal == own_.ordinal()) return own_;
+    for (const cuda::device& d : others_)
+      if (d.ordinal() == ordinal) return d;
+    auto opened = cuda::device::open(ordinal);
+    if (!opened) throw bench_failure("opening CUDA device " + std::to_string(ordinal) + ": " + opened.error().message());
+    const current_device_scope scope(ordinal);
+    warm_up(*opened);
+    others_.push_back(std::move(opened).value());
+    return others_.back();
+  }
+
+ private:
+  const cuda::device& own_;
+  std::deque<cuda::device> others_;  // a deque: references stay valid as it grows
+};
+
 child_reply failure_reply(int status, const std::string& why) {
   child_reply r;
   r.status = status;
@@ -62,8 +102,11 @@ child_reply failure_reply(int status, const std::string& why) {
   return r;
 }
 
-/// (a) membridge: connect + import_into_cuda, timed; then the data check.
-child_reply attach_vmm(const cuda::device& dev, const attach_vmm_request& q) {
+/// (a) membridge: connect + import_into_cuda into the requested device, timed; then the data check,
+/// by a kernel on that device (the runtime's current device meanwhile).
+child_reply attach_vmm(attach_devices& devices, const attach_vmm_request& q) {
+  const cuda::device& dev = devices.get(q.device);
+  const current_device_scope scope(dev.ordinal());
   const std::string name = q.name;
   child_reply r;
   cuda::imported_buffer view;
@@ -221,10 +264,11 @@ void consume(const cuda::device& dev, const vulkan::device_context& vk, const pe
 }
 
 void serve(const cuda::device& dev, const vulkan::device_context& vk, const peer_link& parent) {
+  attach_devices devices(dev);
   for (;;) {
     switch (parent.peek_kind(idle_timeout)) {
       case msg_kind::attach_vmm:
-        parent.send(attach_vmm(dev, parent.receive<attach_vmm_request>(msg_kind::attach_vmm)));
+        parent.send(attach_vmm(devices, parent.receive<attach_vmm_request>(msg_kind::attach_vmm)));
         break;
       case msg_kind::attach_legacy:
         parent.send(attach_legacy(parent.receive<attach_legacy_request>(msg_kind::attach_legacy)));

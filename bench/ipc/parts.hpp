@@ -60,14 +60,20 @@ struct attach_round {
   double vmm8_import_us = 0;   ///< sync::import_into_cuda of the 8-chunk buffer
   double legacy_transfer_us = 0;  ///< connect to the producer's Unix socket + receive the cudaIpcMemHandle
   double legacy_us = 0;           ///< cudaIpcOpenMemHandle of a 1 GiB cudaMalloc buffer
+  /// The 1-chunk attach with the child subscribing on another GPU (--attach-peer-device; 0 when not run).
+  double other1_connect_us = 0;
+  double other1_import_us = 0;  ///< sync::import_into_cuda into the other GPU (peer access to the publisher's)
   [[nodiscard]] double vmm1_total_us() const { return vmm1_connect_us + vmm1_import_us; }
   [[nodiscard]] double vmm8_total_us() const { return vmm8_connect_us + vmm8_import_us; }
   [[nodiscard]] double legacy_total_us() const { return legacy_transfer_us + legacy_us; }
+  [[nodiscard]] double other1_total_us() const { return other1_connect_us + other1_import_us; }
 };
 
 /// Runs 1 warm-up round (not returned) and `rounds` rounds; the methods' order rotates per round.
+/// `other_device` >= 0 adds the 1-chunk attach with the child subscribing on that CUDA device (it
+/// must have peer access to `dev`), interleaved with the others; -1: not run.
 [[nodiscard]] std::vector<attach_round> run_attach(const cuda::device& dev, const child_process& child,
-                                                   const std::string& socket_path, int rounds);
+                                                   const std::string& socket_path, int rounds, int other_device);
 
 // ----------------------------------------------------------------------------------- (b) growth ---
 

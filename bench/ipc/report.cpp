@@ -129,6 +129,10 @@ struct digest {
   ratio attach8_total;      // vmm8 connect + import / legacy connect + handle + open
   double per_chunk_import_us = 0.0;  // median vmm8 import / 8
   double marginal_chunk_us = 0.0;    // (median vmm8 import - median vmm1 import) / 7
+  bool other_ran = false;            // the 1-chunk attach with the subscriber on another GPU
+  summary other1_connect, other1_import, other1_total;
+  ratio other_total;   // other GPU connect + import / same GPU connect + import (1 chunk)
+  ratio other_import;  // other GPU import_into_cuda / same GPU import_into_cuda (1 chunk)
   // (b)
   summary grow, publish, delivery, follow, touch, to_followed, total;
   // (c)
@@ -139,7 +143,46 @@ struct digest {
   std::vector<goal> goals;
 };
 
-digest make_digest(const run_results& r) {
+/// The goals of the parts that ran (`d`'s numbers computed).
+std::vector<goal> goals_of(const run_config& config, const digest& d) {
+  // Ratios are judged by the median of the per-round ratios (the same round of both methods).
+  const double attach = d.attach_total.paired.median;
+  const double attach_import = d.attach_import.paired.median;
+  const double growth_ms = d.total.median / 1000.0;
+  const double throughput = d.vulkan_throughput.paired.median;
+  const double latency_p99_ms = d.vulkan_cross_paced.latency_p99 / 1000.0;  // NaN when not run
+  std::vector<goal> goals;
+  if (config.run_attach) {
+    goals.push_back({"attach_ratio",
+                     "attach of a fresh 1 GiB buffer in a second process, from a fresh connection: membridge 1 chunk "
+                     "(connect + import_into_cuda) / legacy (connect + handle over a Unix socket + "
+                     "cudaIpcOpenMemHandle) (median of per-round ratios)",
+                     "<=", attach_ratio_goal, attach, attach <= attach_ratio_goal});
+    goals.push_back({"attach_import_ratio",
+                     "attach of a fresh 1 GiB buffer in a second process, the handle in hand: membridge 1 chunk "
+                     "import_into_cuda / cudaIpcOpenMemHandle (median of per-round ratios)",
+                     "<=", attach_ratio_goal, attach_import, attach_import <= attach_ratio_goal});
+  }
+  if (config.run_growth)
+    goals.push_back({"growth_latency_ms",
+                     "growth of 1 GiB reaching a subscriber, grow() returned -> subscriber's follow_growth + kernel on "
+                     "the new range done (median, ms)",
+                     "<=", growth_latency_goal_ms, growth_ms, growth_ms <= growth_latency_goal_ms});
+  if (config.run_frames) {
+    goals.push_back({"frame_throughput_ratio",
+                     "frame handoff throughput to a Vulkan consumer, consumer in another process / in the producer's "
+                     "process (median of per-round ratios)",
+                     ">=", frame_throughput_goal, throughput, throughput >= frame_throughput_goal});
+    goals.push_back({"cross_process_latency_p99_ms",
+                     "frame handoff latency to a Vulkan consumer in another process, producer paced at 144 Hz: "
+                     "producer's release -> consumer done, CLOCK_MONOTONIC in each process (p99 of every measured "
+                     "frame, ms)",
+                     "<=", latency_p99_goal_ms, latency_p99_ms, latency_p99_ms <= latency_p99_goal_ms});
+  }
+  return goals;
+}
+
+digest make_digest(const run_config& config, const run_results& r) {
   digest d;
   const auto& a = r.attach;
   d.vmm1_connect = summarize(column(a, [](const attach_round& x) { return x.vmm1_connect_us; }));
@@ -160,6 +203,16 @@ digest make_digest(const run_results& r) {
   d.attach8_total = compare(column(a, [](const attach_round& x) { return x.vmm8_total_us(); }), legacy_total);
   d.per_chunk_import_us = d.vmm8_import.median / static_cast<double>(multi_chunks);
   d.marginal_chunk_us = (d.vmm8_import.median - d.vmm1_import.median) / static_cast<double>(multi_chunks - 1);
+  d.other_ran = config.run_attach && config.attach_peer_device >= 0 && r.other_gpu_not_run.empty();
+  if (d.other_ran) {
+    const auto other1_total = column(a, [](const attach_round& x) { return x.other1_total_us(); });
+    const auto other1_import = column(a, [](const attach_round& x) { return x.other1_import_us; });
+    d.other1_connect = summarize(column(a, [](const attach_round& x) { return x.other1_connect_us; }));
+    d.other1_import = summarize(other1_import);
+    d.other1_total = summarize(other1_total);
+    d.other_total = compare(other1_total, vmm1_total);
+    d.other_import = compare(other1_import, column(a, [](const attach_round& x) { return x.vmm1_import_us; }));
+  }
 
   const auto& g = r.growth;
   d.grow = summarize(column(g, [](const growth_sample& x) { return x.grow_us; }));
@@ -183,35 +236,7 @@ digest make_digest(const run_results& r) {
     d.cuda_throughput = compare(fps_of(f.cuda_cross), fps_of(f.cuda_single));
   }
 
-  // Ratios are judged by the median of the per-round ratios (the same round of both methods).
-  const double attach = d.attach_total.paired.median;
-  const double attach_import = d.attach_import.paired.median;
-  const double growth_ms = d.total.median / 1000.0;
-  const double throughput = d.vulkan_throughput.paired.median;
-  const double latency_p99_ms = d.vulkan_cross_paced.latency_p99 / 1000.0;  // NaN when not run
-  d.goals = {
-      {"attach_ratio",
-       "attach of a fresh 1 GiB buffer in a second process, from a fresh connection: membridge 1 chunk (connect + "
-       "import_into_cuda) / legacy (connect + handle over a Unix socket + cudaIpcOpenMemHandle) (median of "
-       "per-round ratios)",
-       "<=", attach_ratio_goal, attach, attach <= attach_ratio_goal},
-      {"attach_import_ratio",
-       "attach of a fresh 1 GiB buffer in a second process, the handle in hand: membridge 1 chunk import_into_cuda / "
-       "cudaIpcOpenMemHandle (median of per-round ratios)",
-       "<=", attach_ratio_goal, attach_import, attach_import <= attach_ratio_goal},
-      {"growth_latency_ms",
-       "growth of 1 GiB reaching a subscriber, grow() returned -> subscriber's follow_growth + kernel on the new "
-       "range done (median, ms)",
-       "<=", growth_latency_goal_ms, growth_ms, growth_ms <= growth_latency_goal_ms},
-      {"frame_throughput_ratio",
-       "frame handoff throughput to a Vulkan consumer, consumer in another process / in the producer's process "
-       "(median of per-round ratios)",
-       ">=", frame_throughput_goal, throughput, throughput >= frame_throughput_goal},
-      {"cross_process_latency_p99_ms",
-       "frame handoff latency to a Vulkan consumer in another process, producer paced at 144 Hz: producer's release "
-       "-> consumer done, CLOCK_MONOTONIC in each process (p99 of every measured frame, ms)",
-       "<=", latency_p99_goal_ms, latency_p99_ms, latency_p99_ms <= latency_p99_goal_ms},
-  };
+  d.goals = goals_of(config, d);
   return d;
 }
 
@@ -248,15 +273,24 @@ std::string cuda_version_text(int version) {
 
 json ratio_json(const ratio& r) { return {{"of_medians", rounded(r.of_medians, 4)}, {"paired", to_json(r.paired, 4)}}; }
 
-}  // namespace
+/// (a)'s lines on the attach with the subscriber on another GPU, when asked.
+void print_other_gpu(std::ostream& out, const run_config& config, const run_results& r, const digest& d) {
+  if (config.attach_peer_device < 0) return;
+  if (!d.other_ran) {
+    out << "  attach on another GPU: not run (" << r.other_gpu_not_run << ")\n";
+    return;
+  }
+  out << '\n';
+  text_table ratio = ratio_table("ratio subscriber on GPU " + std::to_string(config.attach_peer_device) +
+                                 " / on the publisher's GPU " + std::to_string(config.device));
+  ratio.add_row(ratio_row("1 chunk, connect + import", d.other_total));
+  ratio.add_row(ratio_row("1 chunk, import_into_cuda", d.other_import));
+  ratio.print(out);
+  out << "  the subscriber on GPU " << config.attach_peer_device << " checked every word of each buffer from GPU "
+      << config.attach_peer_device << " (over the peer link)\n";
+}
 
-void print_report(std::ostream& out, const run_config& config, const run_environment& env, const run_results& r) {
-  const digest d = make_digest(r);
-  out << "membridge cross-process benchmark on " << env.device_name << " (device " << config.device << ", sm_"
-      << env.compute_capability << "), CUDA driver " << cuda_version_text(env.driver_version) << ", runtime "
-      << cuda_version_text(env.runtime_version) << "; Vulkan: " << env.vulkan_device
-      << (config.quick ? "; --quick" : "") << "\n\n";
-
+void print_attach(std::ostream& out, const run_config& config, const run_results& r, const digest& d) {
   out << "(a) attach of a fresh " << format_bytes(attach_bytes) << " buffer in a second process (" << config.rounds
       << " rounds after 1 warm-up, methods rotating; CLOCK_MONOTONIC in the child around the attach calls only;\n"
       << "    every buffer's data checked after); times in us\n";
@@ -270,6 +304,12 @@ void print_report(std::ostream& out, const run_config& config, const run_environ
   attach.add_row(row("legacy 1 GiB (cudaMalloc): connect + handle + open", d.legacy_total));
   attach.add_row(row("  connect + receive the handle (Unix socket)", d.legacy_transfer));
   attach.add_row(row("  cudaIpcOpenMemHandle", d.legacy));
+  if (d.other_ran) {
+    const std::string gpu = std::to_string(config.attach_peer_device);
+    attach.add_row(row("membridge 1 x 1 GiB, subscriber on GPU " + gpu + ": connect + import", d.other1_total));
+    attach.add_row(row("  subscriber::connect", d.other1_connect));
+    attach.add_row(row("  sync::import_into_cuda (GPU " + gpu + ", peer access)", d.other1_import));
+  }
   attach.print(out);
   out << '\n';
   text_table attach_ratio = ratio_table("ratio membridge / legacy CUDA IPC");
@@ -279,8 +319,13 @@ void print_report(std::ostream& out, const run_config& config, const run_environ
   attach_ratio.add_row(ratio_row("8 chunks, connect + import / connect + handle + open", d.attach8_total));
   attach_ratio.print(out);
   out << "  per chunk (8 x 128 MiB): import " << fixed(d.per_chunk_import_us, 1) << " us per chunk; each chunk past the "
-      << "first adds " << fixed(d.marginal_chunk_us, 1) << " us (medians)\n\n";
+      << "first adds " << fixed(d.marginal_chunk_us, 1) << " us (medians)\n";
+  print_other_gpu(out, config, r, d);
+  out << '\n';
 
+}
+
+void print_growth(std::ostream& out, const run_config& config, const digest& d) {
   out << "(b) growth by " << format_bytes(growth_step_bytes) << " reaching a subscriber (" << config.rounds << " rounds x "
       << config.growth_steps << " steps after 1 warm-up round; CLOCK_MONOTONIC in both processes; the kernel reads\n"
       << "    one word per " << format_bytes(touch_stride) << " of the new range); times in us\n";
@@ -295,6 +340,9 @@ void print_report(std::ostream& out, const run_config& config, const run_environ
   growth.print(out);
   out << '\n';
 
+}
+
+void print_frames(std::ostream& out, const run_config& config, const digest& d) {
   out << "(c) frame handoff, CUDA producer thread -> consumer (" << frame_slots << " slots of " << format_bytes(slot_bytes)
       << "; unpaced: " << config.frames.frames << " frames after " << config.frames.warmup << " warm-up; paced at "
       << fixed(config.frames.pace_hz, 0) << " Hz: " << config.frames.paced_frames << " after "
@@ -343,7 +391,23 @@ void print_report(std::ostream& out, const run_config& config, const run_environ
   if (d.cuda_ran) frame_ratio.add_row(ratio_row("CUDA consumer (ref.: no context switch in one process)", d.cuda_throughput));
   frame_ratio.print(out);
   out << '\n';
+}
 
+}  // namespace
+
+void print_report(std::ostream& out, const run_config& config, const run_environment& env, const run_results& r) {
+  const digest d = make_digest(config, r);
+  out << "membridge cross-process benchmark on " << env.device_name << " (device " << config.device << ", sm_"
+      << env.compute_capability << "), CUDA driver " << cuda_version_text(env.driver_version) << ", runtime "
+      << cuda_version_text(env.runtime_version) << "; Vulkan: " << env.vulkan_device
+      << (config.quick ? "; --quick" : "") << "\n\n";
+
+  if (config.run_attach)
+    print_attach(out, config, r, d);
+  else
+    print_other_gpu(out, config, r, d);
+  if (config.run_growth) print_growth(out, config, d);
+  if (config.run_frames) print_frames(out, config, d);
   out << "goals (reported, not enforced)\n";
   for (const goal& g : d.goals)
     out << "  " << (g.met ? "met    " : "NOT MET") << "  " << g.description << " " << g.comparison << " "
@@ -351,8 +415,106 @@ void print_report(std::ostream& out, const run_config& config, const run_environ
   out << '\n';
 }
 
+namespace {
+
+json attach_json(const digest& d) {
+  return {{"vmm_1_chunk",
+           {{"connect_us", to_json(d.vmm1_connect, 2)},
+            {"import_us", to_json(d.vmm1_import, 2)},
+            {"total_us", to_json(d.vmm1_total, 2)}}},
+          {"vmm_8_chunks",
+           {{"connect_us", to_json(d.vmm8_connect, 2)},
+            {"import_us", to_json(d.vmm8_import, 2)},
+            {"total_us", to_json(d.vmm8_total, 2)},
+            {"import_per_chunk_us", rounded(d.per_chunk_import_us, 2)},
+            {"marginal_chunk_us", rounded(d.marginal_chunk_us, 2)}}},
+          {"legacy",
+           {{"transfer_us", to_json(d.legacy_transfer, 2)},
+            {"open_us", to_json(d.legacy, 2)},
+            {"total_us", to_json(d.legacy_total, 2)}}},
+          {"ratio_vmm_over_legacy",
+           {{"total_1_chunk", ratio_json(d.attach_total)},
+            {"import_1_chunk_over_open", ratio_json(d.attach_import)},
+            {"total_1_chunk_over_open", ratio_json(d.attach_vs_open)},
+            {"total_8_chunks", ratio_json(d.attach8_total)}}}};
+}
+
+/// attach.other_gpu: the 1-chunk attach with the subscriber on another GPU and its ratio to the same
+/// GPU's, or {"not_run": why}. No goal: the figure alone.
+json other_gpu_json(const run_config& config, const run_results& r, const digest& d) {
+  if (!d.other_ran) return {{"not_run", r.other_gpu_not_run}};
+  return {{"publisher_device", config.device},
+          {"subscriber_device", config.attach_peer_device},
+          {"vmm_1_chunk_other_gpu",
+           {{"connect_us", to_json(d.other1_connect, 2)},
+            {"import_us", to_json(d.other1_import, 2)},
+            {"total_us", to_json(d.other1_total, 2)}}},
+          {"ratio_other_gpu_over_same_gpu",
+           {{"total_1_chunk", ratio_json(d.other_total)}, {"import_1_chunk", ratio_json(d.other_import)}}}};
+}
+
+json growth_json(const run_results& r, const digest& d) {
+  return {{"samples", r.growth.size()},
+          {"grow_us", to_json(d.grow, 2)},
+          {"publish_us", to_json(d.publish, 2)},
+          {"delivery_us", to_json(d.delivery, 2)},
+          {"follow_us", to_json(d.follow, 2)},
+          {"touch_us", to_json(d.touch, 2)},
+          {"to_followed_us", to_json(d.to_followed, 2)},
+          {"total_us", to_json(d.total, 2)}};
+}
+
+json pipeline_json(const pipeline_digest& p) {
+  return json{{"frames_per_s", to_json(p.fps, 1)},
+              {"gpu_interval_us", to_json(p.gpu_interval, 2)},
+              {"latency_us", to_json(p.latency, 2)},
+              {"latency_p99_us", rounded(p.latency_p99, 2)},
+              {"delivery_us", to_json(p.delivery, 2)},
+              {"delivery_p99_us", rounded(p.delivery_p99, 2)},
+              {"consumer_us", to_json(p.consumer, 2)},
+              {"consumer_p99_us", rounded(p.consumer_p99, 2)},
+              {"tail",
+               {{"frames", p.tail_frames},
+                {"delivery_median_us", rounded(p.tail_delivery_median, 2)},
+                {"consumer_median_us", rounded(p.tail_consumer_median, 2)},
+                {"slowest_delivery_us", rounded(p.max_delivery, 2)},
+                {"slowest_consumer_us", rounded(p.max_consumer, 2)}}},
+              {"frames_seen_min", p.frames_seen_min}};
+}
+
+json frames_json(const run_config& config, const digest& d) {
+  json out = {{"latency_method",
+               "CLOCK_MONOTONIC in each process: producer's clock right before cuda_release(n) is enqueued -> "
+               "consumer's clock when consume(n) begins (delivery) -> consumer's clock right after its host wait "
+               "on frame n's completion returns (consumer); negative parts fail the run"},
+              {"vulkan_consumer",
+               {{"cross_process", pipeline_json(d.vulkan_cross)},
+                {"single_process", pipeline_json(d.vulkan_single)},
+                {"ratio_throughput_cross_over_single", ratio_json(d.vulkan_throughput)}}}};
+  if (d.vulkan_cross_paced.ran)
+    out["vulkan_consumer_paced"] = {{"pace_hz", config.frames.pace_hz},
+                                    {"cross_process", pipeline_json(d.vulkan_cross_paced)},
+                                    {"single_process", pipeline_json(d.vulkan_single_paced)},
+                                    {"tail_cross_process", tail_text(d.vulkan_cross_paced)}};
+  if (d.cuda_ran)
+    out["cuda_consumer"] = {{"cross_process", pipeline_json(d.cuda_cross)},
+                            {"single_process", pipeline_json(d.cuda_single)},
+                            {"ratio_throughput_cross_over_single", ratio_json(d.cuda_throughput)}};
+  return out;
+}
+
+json parts_json(const run_config& config) {
+  json parts = json::array();
+  if (config.run_attach) parts.push_back("attach");
+  if (config.run_growth) parts.push_back("growth");
+  if (config.run_frames) parts.push_back("frames");
+  return parts;
+}
+
+}  // namespace
+
 json report_json(const run_config& config, const run_environment& env, const run_results& r) {
-  const digest d = make_digest(r);
+  const digest d = make_digest(config, r);
   json out;
   out["bench"] = "ipc";
   out["device"] = {{"ordinal", config.device},
@@ -366,6 +528,8 @@ json report_json(const run_config& config, const run_environment& env, const run
   out["config"] = {{"rounds", config.rounds},
                    {"warmup_rounds", 1},
                    {"quick", config.quick},
+                   {"parts", parts_json(config)},
+                   {"attach_peer_device", config.attach_peer_device >= 0 ? json(config.attach_peer_device) : json()},
                    {"attach_bytes", attach_bytes},
                    {"attach_multi_chunks", multi_chunks},
                    {"growth_step_bytes", growth_step_bytes},
@@ -380,67 +544,10 @@ json report_json(const run_config& config, const run_environment& env, const run
                    {"cuda_consumers", config.frames.cuda_consumers},
                    {"slots", frame_slots},
                    {"slot_bytes", slot_bytes}};
-  out["attach"] = {{"vmm_1_chunk",
-                    {{"connect_us", to_json(d.vmm1_connect, 2)},
-                     {"import_us", to_json(d.vmm1_import, 2)},
-                     {"total_us", to_json(d.vmm1_total, 2)}}},
-                   {"vmm_8_chunks",
-                    {{"connect_us", to_json(d.vmm8_connect, 2)},
-                     {"import_us", to_json(d.vmm8_import, 2)},
-                     {"total_us", to_json(d.vmm8_total, 2)},
-                     {"import_per_chunk_us", rounded(d.per_chunk_import_us, 2)},
-                     {"marginal_chunk_us", rounded(d.marginal_chunk_us, 2)}}},
-                   {"legacy",
-                    {{"transfer_us", to_json(d.legacy_transfer, 2)},
-                     {"open_us", to_json(d.legacy, 2)},
-                     {"total_us", to_json(d.legacy_total, 2)}}},
-                   {"ratio_vmm_over_legacy",
-                    {{"total_1_chunk", ratio_json(d.attach_total)},
-                     {"import_1_chunk_over_open", ratio_json(d.attach_import)},
-                     {"total_1_chunk_over_open", ratio_json(d.attach_vs_open)},
-                     {"total_8_chunks", ratio_json(d.attach8_total)}}}};
-  out["growth"] = {{"samples", r.growth.size()},
-                   {"grow_us", to_json(d.grow, 2)},
-                   {"publish_us", to_json(d.publish, 2)},
-                   {"delivery_us", to_json(d.delivery, 2)},
-                   {"follow_us", to_json(d.follow, 2)},
-                   {"touch_us", to_json(d.touch, 2)},
-                   {"to_followed_us", to_json(d.to_followed, 2)},
-                   {"total_us", to_json(d.total, 2)}};
-  const auto pipeline_json = [](const pipeline_digest& p) {
-    return json{{"frames_per_s", to_json(p.fps, 1)},
-                {"gpu_interval_us", to_json(p.gpu_interval, 2)},
-                {"latency_us", to_json(p.latency, 2)},
-                {"latency_p99_us", rounded(p.latency_p99, 2)},
-                {"delivery_us", to_json(p.delivery, 2)},
-                {"delivery_p99_us", rounded(p.delivery_p99, 2)},
-                {"consumer_us", to_json(p.consumer, 2)},
-                {"consumer_p99_us", rounded(p.consumer_p99, 2)},
-                {"tail",
-                 {{"frames", p.tail_frames},
-                  {"delivery_median_us", rounded(p.tail_delivery_median, 2)},
-                  {"consumer_median_us", rounded(p.tail_consumer_median, 2)},
-                  {"slowest_delivery_us", rounded(p.max_delivery, 2)},
-                  {"slowest_consumer_us", rounded(p.max_consumer, 2)}}},
-                {"frames_seen_min", p.frames_seen_min}};
-  };
-  out["frames"] = {{"latency_method",
-                    "CLOCK_MONOTONIC in each process: producer's clock right before cuda_release(n) is enqueued -> "
-                    "consumer's clock when consume(n) begins (delivery) -> consumer's clock right after its host wait "
-                    "on frame n's completion returns (consumer); negative parts fail the run"},
-                   {"vulkan_consumer",
-                    {{"cross_process", pipeline_json(d.vulkan_cross)},
-                     {"single_process", pipeline_json(d.vulkan_single)},
-                     {"ratio_throughput_cross_over_single", ratio_json(d.vulkan_throughput)}}}};
-  if (d.vulkan_cross_paced.ran)
-    out["frames"]["vulkan_consumer_paced"] = {{"pace_hz", config.frames.pace_hz},
-                                              {"cross_process", pipeline_json(d.vulkan_cross_paced)},
-                                              {"single_process", pipeline_json(d.vulkan_single_paced)},
-                                              {"tail_cross_process", tail_text(d.vulkan_cross_paced)}};
-  if (d.cuda_ran)
-    out["frames"]["cuda_consumer"] = {{"cross_process", pipeline_json(d.cuda_cross)},
-                                      {"single_process", pipeline_json(d.cuda_single)},
-                                      {"ratio_throughput_cross_over_single", ratio_json(d.cuda_throughput)}};
+  if (config.run_attach) out["attach"] = attach_json(d);
+  if (config.attach_peer_device >= 0) out["attach"]["other_gpu"] = other_gpu_json(config, r, d);
+  if (config.run_growth) out["growth"] = growth_json(r, d);
+  if (config.run_frames) out["frames"] = frames_json(config, d);
   json goals = json::object();
   bool all_met = true;
   for (const goal& g : d.goals) {

@@ -17,6 +17,10 @@ struct run_config {
   int growth_steps = 4;     ///< (b) 1 GiB steps per round.
   frames_config frames;     ///< (c)
   bool quick = false;
+  int attach_peer_device = -1;  ///< (a) also attaches with the child on this CUDA device (-1: not asked).
+  bool run_attach = true;       ///< --parts: which of (a), (b), (c) run.
+  bool run_growth = true;
+  bool run_frames = true;
 };
 
 /// Where it ran.
@@ -35,6 +39,8 @@ struct run_results {
   std::vector<attach_round> attach;
   std::vector<growth_sample> growth;
   frames_results frames;
+  /// (a) on another GPU, when asked: empty when it ran, else why not (one GPU, no peer access ...).
+  std::string other_gpu_not_run;
 };
 
 /// Prints the tables and the goals to `out`.

@@ -170,11 +170,13 @@ struct plain_request {
 };
 
 /// Attach the buffer `name` published at `path` (subscriber connect + sync::import_into_cuda) and
-/// check that its `bytes` hold pattern `seed`.
+/// check that its `bytes` hold pattern `seed`, importing into CUDA device `device` (-1: the child's
+/// own device; another one reaches the publisher's GPU over the peer link) and checking from there.
 struct attach_vmm_request {
   msg_kind kind = msg_kind::attach_vmm;
   std::uint32_t seed = 0;
   std::uint64_t bytes = 0;
+  std::int32_t device = -1;
   char path[path_capacity] = {};
   char name[name_capacity] = {};
 };
