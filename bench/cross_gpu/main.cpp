@@ -150,10 +150,13 @@ double run_frames(pipeline& p, VkQueue queue, int warmup, int frames) {
 /// A's last written slot equals the sim's particles, bit for bit.
 void check_last_slot(const pipeline& p) {
   std::vector<std::byte> slot(p.bytes()), state(p.bytes());
+  // Each copy runs on the GPU that owns the memory (the slots are A's, the state the sim's).
+  check_cuda(cudaSetDevice(p.slots.chunk(0).device), "cudaSetDevice");
   check_cuda(cudaMemcpy(slot.data(), reinterpret_cast<const void*>(p.slot(p.next_frame - 1)), p.bytes(),
                         cudaMemcpyDeviceToHost),
-             "cudaMemcpy");
-  check_cuda(cudaMemcpy(state.data(), p.state, p.bytes(), cudaMemcpyDeviceToHost), "cudaMemcpy");
+             "cudaMemcpy (the slot)");
+  check_cuda(cudaSetDevice(p.sim_device), "cudaSetDevice");
+  check_cuda(cudaMemcpy(state.data(), p.state, p.bytes(), cudaMemcpyDeviceToHost), "cudaMemcpy (the state)");
   if (std::memcmp(slot.data(), state.data(), p.bytes()) != 0)
     throw bench_failure(name_of(p) + ", " + std::to_string(p.count) + " particles: A's last slot differs from the sim");
 }

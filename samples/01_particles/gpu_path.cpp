@@ -266,9 +266,14 @@ result<void> run_gpu(run_environment& env) {
     {
       const auto initial = initial_particles(static_cast<std::size_t>(o.particles), o.seed, params);
       void* first = link.valid() ? reinterpret_cast<void*>(link.write_target(0)) : buffer.data<particle>();
-      if (const cudaError_t rc = cudaMemcpy(first, initial.data(), slot_bytes, cudaMemcpyHostToDevice);
-          rc != cudaSuccess)
-        return cuda_error(rc, "cudaMemcpy", "uploading the initial particles into slot 0");
+      // The copy runs on the GPU that owns the target (with a link: the simulation's GPU, whose
+      // memory the render GPU may not map), then the render GPU is current again.
+      const int owner = link.valid() ? o.sim_device : o.render_device;
+      cudaError_t rc = cudaSetDevice(owner);
+      if (rc == cudaSuccess) rc = cudaMemcpy(first, initial.data(), slot_bytes, cudaMemcpyHostToDevice);
+      const cudaError_t back = cudaSetDevice(o.render_device);
+      if (rc != cudaSuccess) return cuda_error(rc, "cudaMemcpy", "uploading the initial particles into slot 0");
+      if (back != cudaSuccess) return cuda_error(back, "cudaSetDevice", "device " + std::to_string(o.render_device));
     }
 
     path_description d;
