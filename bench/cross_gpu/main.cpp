@@ -48,7 +48,7 @@ using membridge::bench::bench_failure;
 using membridge::bench::check_cuda;
 using namespace std::chrono_literals;
 
-constexpr std::uint32_t slot_count = 3;
+constexpr std::uint32_t default_slots = 3;
 
 struct options {
   int render_device = 0;                       ///< A: the slots and Vulkan.
@@ -57,6 +57,7 @@ struct options {
   int frames = 300;
   int warmup = 30;
   int rounds = 3;
+  std::uint32_t slots = default_slots;  ///< Frame slots (the same for every pipeline).
   std::string json_path;
 };
 
@@ -80,6 +81,7 @@ struct pipeline {
   int sim_device = 0;
   cudaStream_t stream = nullptr;  ///< the sim's stream
   std::uint64_t next_frame = 0;
+  std::uint32_t slot_count = default_slots;
 
   [[nodiscard]] std::size_t bytes() const { return count * sizeof(particles::particle); }
   [[nodiscard]] CUdeviceptr slot(std::uint64_t frame) const { return slots.address() + (frame % slot_count) * bytes(); }
@@ -89,17 +91,18 @@ std::string name_of(const pipeline& p) { return p.mode ? std::string(sync::to_st
 
 pipeline make_pipeline(const membridge::cuda::device& a, const membridge::cuda::device& b,
                        const membridge::vulkan::device_context& vk, std::size_t count,
-                       std::optional<sync::cross_gpu_mode> mode) {
+                       std::uint32_t slots, std::optional<sync::cross_gpu_mode> mode) {
   pipeline p;
+  p.slot_count = slots;
   p.mode = mode;
   p.count = count;
   p.sim_device = mode ? b.ordinal() : a.ordinal();
-  const std::size_t bytes = membridge::round_up(slot_count * p.bytes(), a.granularity()).value();
+  const std::size_t bytes = membridge::round_up(p.slot_count * p.bytes(), a.granularity()).value();
   p.slots = take(membridge::cuda::growable_buffer::create(a, {.size = bytes, .max_size = bytes}), "the slots");
-  p.timeline = take(sync::frame_timeline::create(vk, a, {.slots = slot_count}), "the frame timeline");
+  p.timeline = take(sync::frame_timeline::create(vk, a, {.slots = p.slot_count}), "the frame timeline");
   if (mode) {
     std::vector<CUdeviceptr> addresses;
-    for (std::uint32_t k = 0; k < slot_count; ++k) addresses.push_back(p.slot(k));
+    for (std::uint32_t k = 0; k < p.slot_count; ++k) addresses.push_back(p.slot(k));
     p.link = take(sync::cross_gpu_link::create(a, b, addresses, p.bytes(), {.mode = *mode}), "the link");
   }
   check_cuda(cudaSetDevice(p.sim_device), "cudaSetDevice");
@@ -229,6 +232,7 @@ int run(const options& opts) {
   out["sim_device"] = b.name() + " (" + b.pci_bus_id() + ")";
   out["peer_access"] = peer.access;
   out["default_mode"] = std::string(sync::to_string(sync::default_cross_gpu_peer_mode));
+  out["slots"] = opts.slots;
   std::cout << "cross-GPU frame loop: sim on " << out["sim_device"].get<std::string>() << ", slots and Vulkan on "
             << out["render_device"].get<std::string>() << ", peer access " << (peer.access ? "yes" : "no") << '\n';
 
@@ -239,8 +243,8 @@ int run(const options& opts) {
   std::string goal_note = peer.access ? "no particle count's one-GPU bytes per second fit the link" : "no peer access";
   for (const std::size_t count : opts.particles) {
     std::vector<pipeline> pipes;
-    pipes.push_back(make_pipeline(a, b, vk, count, std::nullopt));
-    for (const auto m : modes) pipes.push_back(make_pipeline(a, b, vk, count, m));
+    pipes.push_back(make_pipeline(a, b, vk, count, opts.slots, std::nullopt));
+    for (const auto m : modes) pipes.push_back(make_pipeline(a, b, vk, count, opts.slots, m));
     std::optional<double> link_bps;  // measured first: nothing is in flight yet
     for (auto& p : pipes)
       if (p.mode == sync::cross_gpu_mode::copy_engine) link_bps = link_bandwidth(p);
@@ -302,6 +306,7 @@ int main(int argc, char** argv) {
   app.add_option("--frames", opts.frames, "timed frames per run")->check(CLI::PositiveNumber);
   app.add_option("--warmup", opts.warmup, "frames before timing")->check(CLI::NonNegativeNumber);
   app.add_option("--rounds", opts.rounds, "interleaved rounds")->check(CLI::PositiveNumber);
+  app.add_option("--slots", opts.slots, "frame slots of every pipeline")->check(CLI::Range(2, 16))->capture_default_str();
   app.add_option("--json", opts.json_path, "write the JSON line to this file too");
   try {
     app.parse(argc, argv);
