@@ -123,14 +123,15 @@ std::string_view to_string(cross_gpu_mode mode) noexcept {
 }
 
 struct cross_gpu_link::state {
-  gpu render;    // A: the slots, the relay stream, freed[]
+  gpu render;    // A: the slots, the acquire and relay streams, freed[]
   gpu producer;  // B: the kernels, the copy stream, written[], moved[], the local buffer
   cross_gpu_mode mode = cross_gpu_mode::staged;
   std::vector<CUdeviceptr> slots;
   std::size_t slot_bytes = 0;
+  CUstream acquire = nullptr;       // on A: begin_frame's timeline acquire and freed[] (not behind the releases)
   CUstream relay = nullptr;         // on A
   CUstream copy = nullptr;          // on B (copy_engine, staged)
-  std::vector<CUevent> freed;       // on A: recorded on relay after the slot's acquire
+  std::vector<CUevent> freed;       // on A: recorded after the slot's acquire (acquire stream; open_slot: relay)
   std::vector<CUevent> written;     // on B: recorded on the producer's stream after the frame's kernels
   std::vector<CUevent> moved;       // on B: recorded on copy after the slot's copy (copy_engine, staged)
   std::vector<bool> moved_recorded; // whether moved[k] has a record to wait for
@@ -156,6 +157,7 @@ struct cross_gpu_link::state {
   [[nodiscard]] result<void> wait(const gpu& on, CUstream stream, CUevent event, const char* what) const;
   [[nodiscard]] result<void> record(const gpu& on, CUevent event, CUstream stream, const char* what) const;
   [[nodiscard]] result<void> move_to_slot(std::uint32_t k);
+  [[nodiscard]] result<CUdeviceptr> open(CUstream producer, std::uint64_t frame, CUstream freed_on);
   [[nodiscard]] result<void> sync_streams() const;
 };
 
@@ -179,6 +181,7 @@ cross_gpu_link::state::~state() {
   };
   if (render.drv) {
     destroy_events(render, freed, "freed");
+    destroy_stream(render, acquire, "acquire");
     destroy_stream(render, relay, "relay");
   }
   if (producer.drv) {
@@ -205,6 +208,7 @@ result<void> cross_gpu_link::state::sync_streams() const {
     return ok();
   };
   MEMBRIDGE_TRY(sync(producer, copy, "copy"));
+  MEMBRIDGE_TRY(sync(render, acquire, "acquire"));
   return sync(render, relay, "relay");
 }
 
@@ -216,6 +220,8 @@ result<void> cross_gpu_link::state::make(const cuda::device& producer_gpu) {
     MEMBRIDGE_TRY_ASSIGN(auto scope, render.enter());
     if (const CUresult rc = render.api().cuStreamCreate(&relay, CU_STREAM_NON_BLOCKING); rc != CUDA_SUCCESS)
       return render.fail(rc, "cuStreamCreate", "creating the relay stream");
+    if (const CUresult rc = render.api().cuStreamCreate(&acquire, CU_STREAM_NON_BLOCKING); rc != CUDA_SUCCESS)
+      return render.fail(rc, "cuStreamCreate", "creating the acquire stream");
     MEMBRIDGE_TRY(create_events(render, count, freed, "freed"));
   }
   MEMBRIDGE_TRY_ASSIGN(auto scope, producer.enter());
@@ -328,6 +334,17 @@ CUdeviceptr cross_gpu_link::write_target(std::uint64_t frame) const noexcept {
 CUstream cross_gpu_link::relay_stream() const noexcept { return state_ ? state_->relay : nullptr; }
 CUstream cross_gpu_link::copy_stream() const noexcept { return state_ ? state_->copy : nullptr; }
 
+result<CUdeviceptr> cross_gpu_link::state::open(CUstream producer_stream, std::uint64_t frame, CUstream freed_on) {
+  const std::uint32_t k = slot(frame);
+  MEMBRIDGE_TRY(record(render, freed[k], freed_on, "marking the slot free on the render device"));
+  if (mode == cross_gpu_mode::peer_write)
+    MEMBRIDGE_TRY(wait(producer, producer_stream, freed[k], "the producer waiting until the renderer is done with the slot"));
+  else if (moved_recorded[k])
+    MEMBRIDGE_TRY(wait(producer, producer_stream, moved[k], "the producer waiting until its buffer's slot was copied"));
+  open_frame = frame;
+  return target(k);
+}
+
 result<CUdeviceptr> cross_gpu_link::open_slot(CUstream producer, std::uint64_t frame) {
   constexpr const char* call = "cross_gpu_link::open_slot";
   if (!state_) return error(errc::invalid_argument, call, "the link is empty");
@@ -336,14 +353,7 @@ result<CUdeviceptr> cross_gpu_link::open_slot(CUstream producer, std::uint64_t f
     return error(errc::invalid_argument, call,
                  "frame " + std::to_string(*s.open_frame) + " is still open (end it before frame " +
                      std::to_string(frame) + ")");
-  const std::uint32_t k = s.slot(frame);
-  MEMBRIDGE_TRY(s.record(s.render, s.freed[k], s.relay, "marking the slot free on the relay stream"));
-  if (s.mode == cross_gpu_mode::peer_write)
-    MEMBRIDGE_TRY(s.wait(s.producer, producer, s.freed[k], "the producer waiting until the renderer is done with the slot"));
-  else if (s.moved_recorded[k])
-    MEMBRIDGE_TRY(s.wait(s.producer, producer, s.moved[k], "the producer waiting until its buffer's slot was copied"));
-  s.open_frame = frame;
-  return s.target(k);
+  return s.open(producer, frame, s.relay);
 }
 
 result<void> cross_gpu_link::close_slot(CUstream producer, std::uint64_t frame) {
@@ -381,8 +391,11 @@ result<CUdeviceptr> cross_gpu_link::begin_frame(const frame_timeline& timeline, 
   if (!state_) return error(errc::invalid_argument, call, "the link is empty");
   MEMBRIDGE_TRY(check_timeline(timeline, slots(), call));
   if (state_->open_frame) return open_slot(producer, frame);  // the error naming the open frame
-  MEMBRIDGE_TRY(timeline.cuda_acquire(state_->relay, frame));
-  return open_slot(producer, frame);
+  // On the acquire stream, not the relay: the relay stream waits for each frame's copy before its
+  // release, and a slot's acquire queued behind that would hold the next copy (or the producer's
+  // kernels, peer_write) until the previous frame had crossed, one frame at a time.
+  MEMBRIDGE_TRY(timeline.cuda_acquire(state_->acquire, frame));
+  return state_->open(producer, frame, state_->acquire);
 }
 
 result<void> cross_gpu_link::end_frame(const frame_timeline& timeline, CUstream producer, std::uint64_t frame) {

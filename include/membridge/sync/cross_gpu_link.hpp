@@ -42,15 +42,16 @@ struct cross_gpu_link_options {
 ///
 /// A is the GPU whose memory holds the slots (imported into Vulkan or GL there) and whose CUDA
 /// device the frame_timeline was created with; B is the GPU the producer's kernels run on. The link
-/// owns a "relay" stream on A, where the frame timeline's CUDA side runs, and in copy_engine and
+/// owns two streams on A, "acquire" (begin_frame's timeline acquire) and "relay" (the moves' waits and
+/// the timeline's release), and in copy_engine and
 /// staged modes a copy stream on B, a buffer of `slots x slot_bytes` on B that the kernels write
 /// (write_target()), and in staged mode as much pinned host memory.
 ///
 /// Per frame n (slot k = n % slots), in this host order on the producer's thread:
 ///
 ///   begin_frame(timeline, producer, n):
-///     relay (A):    timeline.cuda_acquire(n)   waits consumed >= n - slots + 1 (the renderer read slot k)
-///                   record freed[k]
+///     acquire (A):  timeline.cuda_acquire(n)   waits consumed >= n - slots + 1 (the renderer read slot k)
+///                   record freed[k]           (not on the relay stream: it would wait behind frame n - 1's move)
 ///     producer (B): peer_write: wait freed[k]  (B writes A's slot k only after the renderer is done with it)
 ///                   otherwise:  wait moved[k]  (the copy of frame n - slots out of B's buffer k is done)
 ///   <the producer's kernels write write_target(n) on `producer`>
@@ -66,15 +67,15 @@ struct cross_gpu_link_options {
 ///     relay (A):    timeline.cuda_release(n)   signals produced = n + 1: the renderer may read slot k
 ///
 /// So: the renderer's read of frame n - slots happens before anything writes slot k for frame n
-/// (consumed -> relay -> freed[k] -> the producer or the copy stream); the producer's writes of
+/// (consumed -> acquire stream -> freed[k] -> the producer or the copy stream); the producer's writes of
 /// frame n happen before `produced` reaches n + 1 (written[k] / moved[k] -> relay -> produced);
-/// host buffer k is reused only after A copied out of it (that copy precedes freed[k] on the relay
-/// stream). cuStreamWaitEvent waits for the event's latest record at the time of the call, which is
+/// host buffer k is reused only after A copied out of it (A's copy of frame n - slots precedes its
+/// `produced` signal, hence the renderer's read and `consumed`, which freed[k] waits for). cuStreamWaitEvent waits for the event's latest record at the time of the call, which is
 /// why the host order above matters and why begin_frame/end_frame must alternate, one frame at a time.
 /// Nothing blocks the host: every step is enqueued.
 ///
 /// Thread use: begin_frame/end_frame from one thread (the producer's). Move-only. Destruction waits
-/// on the host for the relay and copy streams (so for the producer's work up to the last end_frame),
+/// on the host for the acquire, relay and copy streams (so for the producer's work up to the last end_frame),
 /// then destroys the events, the streams and the buffers. The frame timeline and the slot memory must
 /// outlive the link's use of them; B's access to the slots (peer modes) stays granted.
 class cross_gpu_link {
@@ -126,8 +127,8 @@ class cross_gpu_link {
   /// The copy stream on B (null for peer_write). Ownership: owned by the link.
   [[nodiscard]] CUstream copy_stream() const noexcept;
 
-  /// Frame `frame`'s start (see the class comment): `timeline.cuda_acquire` on the relay stream, then
-  /// open_slot(producer, frame). Returns write_target(frame).
+  /// Frame `frame`'s start (see the class comment): `timeline.cuda_acquire` on the link's acquire stream
+  /// on A, freed[k] recorded there, and the producer's wait as open_slot() does. Returns write_target(frame).
   /// Errors: invalid_argument for an empty link, a timeline without CUDA, a timeline whose slot count
   /// is not slots(), or a frame already open; the driver's (the frame is then half enqueued: stop,
   /// and destroy the link).
