@@ -48,7 +48,7 @@ using membridge::bench::bench_failure;
 using membridge::bench::check_cuda;
 using namespace std::chrono_literals;
 
-constexpr std::uint32_t default_slots = 3;
+constexpr std::uint32_t default_slots = 6;  // across GPUs, fewer slots leave the link idle (docs/performance.md)
 
 struct options {
   int render_device = 0;                       ///< A: the slots and Vulkan.
