@@ -24,6 +24,7 @@
 #include "ipc/report.hpp"
 #include "ipc/support.hpp"
 #include "stats.hpp"
+#include "temp_dir.hpp"
 
 #include <membridge/core/units.hpp>
 #include <membridge/cuda/device.hpp>
@@ -191,7 +192,7 @@ int run(const options& opts) {
   if (hello.status == exit_no_device) throw device_unavailable(std::string("in the child process: ") + hello.message);
   if (hello.status != 0) throw bench_failure(hello.message);
 
-  const temp_dir dir;
+  const bench::temp_dir dir("membridge-bench-ipc");
   run_results results;
   if (config.attach_peer_device >= 0) {
     results.other_gpu_not_run = other_gpu_obstacle(config, dev);

@@ -11,7 +11,6 @@
 #include <cstring>
 #include <exception>
 #include <fcntl.h>
-#include <filesystem>
 #include <iostream>
 #include <poll.h>
 #include <sys/prctl.h>
@@ -161,15 +160,6 @@ T as_msg(const std::vector<std::byte>& bytes) {
 
 // ------------------------------------------------------------------------------- child process ---
 
-std::string make_temp_dir() {
-  const char* runtime = std::getenv("XDG_RUNTIME_DIR");
-  std::string tmpl =
-      std::string(runtime != nullptr && runtime[0] == '/' ? runtime : "/tmp") + "/membridge-frame-loop-XXXXXX";
-  if (tmpl.size() > 70) tmpl = "/tmp/membridge-frame-loop-XXXXXX";  // socket paths must stay short
-  if (::mkdtemp(tmpl.data()) == nullptr) throw bench_failure(std::string("mkdtemp: ") + std::strerror(errno));
-  return tmpl;
-}
-
 /// Forks and re-executes this binary as the ipc viewer, `child_end` as its fd 3. Returns its pid.
 pid_t spawn_child(const os::unique_fd& child_end) {
   std::string arg0 = "membridge_bench_frame_loop";
@@ -227,9 +217,9 @@ ipc_viewer_process::ipc_viewer_process(const session& s, const scene& sc, const 
     throw bench_failure("ipc viewer: " + std::to_string(samples.size()) + " samples (" +
                         std::to_string(viewed_samples) + " expected)");
   try {
-    dir_ = make_temp_dir();
+    dir_.emplace("membridge-frame-loop");
     ipc::publisher_options po;
-    po.listen.path = dir_ + "/viewer.sock";
+    po.listen.path = dir_->file("viewer.sock");
     po.publisher_name = "membridge_bench_frame_loop";
     publisher_ = value_or_fail(ipc::publisher::start(po), "ipc::publisher::start");
     ok_or_fail(sync::publish_buffer(publisher_, std::string(ring_name), sc.buffer, s.device,
@@ -284,11 +274,7 @@ void ipc_viewer_process::cleanup() noexcept {
   }
   link_ = os::unique_fd();
   publisher_.stop();
-  if (!dir_.empty()) {
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-    dir_.clear();
-  }
+  dir_.reset();
 }
 
 std::optional<std::uint64_t> ipc_viewer_process::next_request(std::chrono::milliseconds timeout) {

@@ -21,6 +21,7 @@
 // in-process viewers' (bitwise against particles::step_cpu at the published step).
 #pragma once
 
+#include "temp_dir.hpp"
 #include "viewed.hpp"
 
 #include <membridge/ipc/publisher.hpp>
@@ -100,7 +101,7 @@ class ipc_viewer_process {
  private:
   void cleanup() noexcept;
 
-  std::string dir_;
+  std::optional<temp_dir> dir_;  // the publisher's socket directory, while the viewer runs
   ipc::publisher publisher_;
   os::unique_fd link_;
   pid_t pid_ = -1;

@@ -250,17 +250,4 @@ int child_process::wait(std::chrono::milliseconds timeout) {
 
 peer_link parent_link() { return peer_link(os::unique_fd::from_native(child_fd)); }
 
-temp_dir::temp_dir() {
-  const char* runtime = std::getenv("XDG_RUNTIME_DIR");
-  std::string tmpl = std::string(runtime != nullptr && runtime[0] == '/' ? runtime : "/tmp") + "/membridge-bench-ipc-XXXXXX";
-  if (tmpl.size() > 60) tmpl = "/tmp/membridge-bench-ipc-XXXXXX";  // socket paths must stay short
-  if (::mkdtemp(tmpl.data()) == nullptr) throw bench_failure(std::string("mkdtemp: ") + std::strerror(errno));
-  path_ = tmpl;
-}
-
-temp_dir::~temp_dir() {
-  std::error_code ec;
-  std::filesystem::remove_all(path_, ec);
-}
-
 }  // namespace membridge::bench::ipc_bench

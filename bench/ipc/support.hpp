@@ -315,17 +315,5 @@ class child_process {
 /// In the child: its link to the parent (fd 3).
 [[nodiscard]] peer_link parent_link();
 
-/// A private temporary directory (0700) for the benchmark's sockets, removed at the end.
-class temp_dir {
- public:
-  temp_dir();
-  temp_dir(const temp_dir&) = delete;
-  temp_dir& operator=(const temp_dir&) = delete;
-  ~temp_dir();
-  [[nodiscard]] std::string file(std::string_view name) const { return path_ + "/" + std::string(name); }
-
- private:
-  std::string path_;
-};
 
 }  // namespace membridge::bench::ipc_bench
