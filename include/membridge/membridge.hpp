@@ -19,8 +19,10 @@
 #include <membridge/os/unique_handle.hpp>
 
 #include <membridge/ipc/channel.hpp>
+#include <membridge/ipc/pipe_channel.hpp>
 #include <membridge/ipc/publisher.hpp>
 #include <membridge/ipc/resource.hpp>
+#include <membridge/ipc/socket_channel.hpp>
 #include <membridge/ipc/subscriber.hpp>
 #include <membridge/ipc/wire.hpp>
 
