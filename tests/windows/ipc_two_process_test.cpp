@@ -1,15 +1,17 @@
 // The Windows ipc tier's two-process test (under Wine): this binary is the publisher side (a
 // listener on a per-user named pipe) and starts itself as the subscriber process. Sections stand in
 // for CUDA memory: the publisher shares a buffer of three section chunks (a resource header, then a
-// `chunks` message whose handles it duplicates into the verified subscriber process), a frame and a
-// goodbye; the subscriber decodes them with the validator both platforms share, maps the sections,
-// checks the publisher's bytes and writes its own, which the publisher then reads. Both sides check
+// `chunks` message whose handles it duplicates into the verified subscriber process), its welcome, a
+// frame and a goodbye, over ipc::channel (ipc::publisher is Linux-only so far); the subscriber is
+// ipc::subscriber (the Linux state machine and validator), maps the sections, checks the
+// publisher's bytes and writes its own, which the publisher then reads. Both sides check
 // that they end with the handles they started with.
 #include "ipc_windows_test.hpp"
 
 #include "detail/payload.hpp"
 
 #include <membridge/ipc/channel.hpp>
+#include <membridge/ipc/subscriber.hpp>
 
 #include <gtest/gtest.h>
 
@@ -31,8 +33,8 @@ constexpr std::size_t chunk_count = 3;
 constexpr std::uint64_t frame_number = 41;
 constexpr std::string_view child_marker = "written by the subscriber process";
 
-/// The subscriber process: exit code 0 when everything arrived as expected, else a distinct code
-/// after a line on stderr saying what was wrong.
+/// The subscriber process (ipc::subscriber, the state machine Linux uses): exit code 0 when
+/// everything arrived as expected, else a distinct code after a line on stderr saying what was wrong.
 int subscriber_role(const std::string& pipe_name, std::uint32_t seed) {
   auto fail = [](int code, const std::string& what) {
     std::fprintf(stderr, "subscriber child: %s\n", what.c_str());
@@ -40,31 +42,19 @@ int subscriber_role(const std::string& pipe_name, std::uint32_t seed) {
   };
   const long handles_before = process_handle_count();
   {
-    auto ch = ipc::channel::connect(pipe_name, 10s);
-    if (!ch) return fail(10, "connect: " + ch.error().message());
-    if (ch->peer().user_sid != ipc::current_user_sid().value_or("")) return fail(11, "server SID not ours");
-    const auto hello = ipc::detail::encode(ipc::detail::hello_payload{ipc::subscriber_role::observer, "wine-child"});
-    if (auto sent = ch->send(ipc::message_type::hello, hello, {}, 5s); !sent)
-      return fail(12, "hello: " + sent.error().message());
-
-    auto resource = ch->receive(10s);
-    if (!resource || resource->type != ipc::message_type::resource) return fail(13, "no resource message");
-    const auto header = ipc::detail::decode_buffer_header(resource->payload, true, resource->fds.size());
-    if (!header) return fail(14, header.error().message());
-    if (header->description.name != "particles" || header->chunk_count != chunk_count ||
-        header->description.handles != ipc::handle_kind::opaque_win32)
-      return fail(15, "unexpected buffer header");
-
-    auto chunks = ch->receive(10s);
-    if (!chunks || chunks->type != ipc::message_type::chunks) return fail(16, "no chunks message");
-    const auto batch = ipc::detail::decode_chunk_batch(chunks->payload, chunks->fds.size());
-    if (!batch) return fail(17, batch.error().message());
-    for (std::size_t c = 0; c < chunks->fds.size(); ++c) {
-      if (const auto problem = ipc::detail::handle_fd_problem(chunks->fds[c].borrow()); !problem.empty())
-        return fail(18, "chunk handle is " + problem);
-      auto* view = static_cast<std::uint8_t*>(::MapViewOfFile(chunks->fds[c].get(), FILE_MAP_ALL_ACCESS, 0, 0, 0));
+    auto sub = ipc::subscriber::connect({.path = pipe_name, .client_name = "wine-child", .timeout = 10s});
+    if (!sub) return fail(10, "connect: " + sub.error().message());
+    if (sub->publisher().user_sid != ipc::current_user_sid().value_or("")) return fail(11, "server SID not ours");
+    if (sub->publisher_name() != "wine-publisher") return fail(12, "publisher name " + sub->publisher_name());
+    const ipc::received_buffer* b = sub->buffer("particles");
+    if (b == nullptr) return fail(13, "no buffer 'particles'");
+    if (b->description.chunks.size() != chunk_count || b->fds.size() != chunk_count ||
+        b->description.handles != ipc::handle_kind::opaque_win32)
+      return fail(15, "unexpected buffer description");
+    for (std::size_t c = 0; c < chunk_count; ++c) {
+      auto* view = static_cast<std::uint8_t*>(::MapViewOfFile(b->fds[c].get(), FILE_MAP_ALL_ACCESS, 0, 0, 0));
       if (view == nullptr) return fail(19, "MapViewOfFile failed: " + std::to_string(::GetLastError()));
-      for (std::size_t i = 0; i < batch->chunks[c].size; ++i)
+      for (std::size_t i = 0; i < b->description.chunks[c].size; ++i)
         if (view[i] != pattern_byte(seed, c, i)) {
           ::UnmapViewOfFile(view);
           return fail(20, "chunk " + std::to_string(c) + " differs at byte " + std::to_string(i));
@@ -73,14 +63,12 @@ int subscriber_role(const std::string& pipe_name, std::uint32_t seed) {
       view[child_marker.size()] = static_cast<std::uint8_t>(c);
       ::UnmapViewOfFile(view);
     }
-
-    auto frame = ch->receive(10s);
-    if (!frame || frame->type != ipc::message_type::frame) return fail(21, "no frame message");
-    if (ipc::detail::decode_frame(frame->payload).value_or(0) != frame_number) return fail(22, "wrong frame number");
-    auto bye = ch->receive(10s);
-    if (!bye || bye->type != ipc::message_type::goodbye) return fail(23, "no goodbye");
-    auto end = ch->receive(10s);
-    if (end || !ch->peer_closed()) return fail(24, "the pipe did not end after the goodbye");
+    auto frame = sub->next_event(10s);
+    if (!frame || frame->what != ipc::subscriber_event::kind::frame || frame->frame != frame_number)
+      return fail(21, "no frame " + std::to_string(frame_number));
+    auto bye = sub->next_event(10s);
+    if (!bye || bye->what != ipc::subscriber_event::kind::disconnected || bye->reason.find("done") == std::string::npos)
+      return fail(23, "no goodbye");
   }
   const long handles_after = process_handle_count();
   if (handles_before < 0 || handles_after != handles_before)
@@ -136,6 +124,8 @@ TEST(windows_ipc, publisher_and_subscriber_processes_share_sections_over_a_named
       const auto sent = ch->send(m->type, m->payload, handles, 5s);
       ASSERT_TRUE(sent) << sent.error().message();
     }
+    const ipc::detail::welcome_payload welcome{"wine-publisher", ipc::subscriber_role::observer, std::nullopt, 1};
+    ASSERT_TRUE(ch->send(ipc::message_type::welcome, ipc::detail::encode(welcome), {}, 5s));
     ASSERT_TRUE(ch->send(ipc::message_type::frame, ipc::detail::encode_frame(frame_number), {}, 5s));
     ASSERT_TRUE(ch->send(ipc::message_type::goodbye, ipc::detail::encode_goodbye("done"), {}, 5s));
     ch->close();  // what was written stays readable: the child reads the goodbye, then the end

@@ -140,6 +140,9 @@ class channel {
 /// the Win32 error of reading this process's SID.
 [[nodiscard]] result<std::string> pipe_name_for(const std::string& name);
 
+/// Where a publisher named `name` listens, on this platform: pipe_name_for(name).
+[[nodiscard]] inline result<std::string> endpoint_for(const std::string& name) { return pipe_name_for(name); }
+
 /// Where and for whom a listener listens.
 struct listen_options {
   /// The pipe's name: the pipe is pipe_name_for(name). Letters, digits, '-', '_' and '.' only.

@@ -154,6 +154,9 @@ class channel {
 /// or an unset or relative XDG_RUNTIME_DIR.
 [[nodiscard]] result<std::string> socket_path_for(const std::string& name);
 
+/// Where a publisher named `name` listens, on this platform: socket_path_for(name).
+[[nodiscard]] inline result<std::string> endpoint_for(const std::string& name) { return socket_path_for(name); }
+
 /// Where and for whom a listener listens.
 struct listen_options {
   /// The socket's name: the socket is `$XDG_RUNTIME_DIR/membridge/<name>.sock` (the directory is

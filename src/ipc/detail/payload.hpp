@@ -86,6 +86,8 @@ enum class resource_kind : std::uint8_t { buffer = 1, semaphore = 2 };
 /// value that names nothing, a file / pipe / device, a process, thread or token, a registry key or
 /// object directory, a desktop or window station (NtQueryObject's type name).
 [[nodiscard]] std::string handle_fd_problem(os::borrowed_shareable_handle fd);
+/// As handle_fd_problem(borrowed) for a handle a message or the caller owns.
+[[nodiscard]] std::string handle_fd_problem(const os::shareable_handle& fd);
 
 /// `text` with every byte outside printable ASCII (control bytes, DEL, bytes >= 0x80) and '\\'
 /// written as \\xNN, so names and reasons from a peer can go into a log line safely.

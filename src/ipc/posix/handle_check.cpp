@@ -29,4 +29,6 @@ std::string handle_fd_problem(os::borrowed_shareable_handle fd) {
   }
 }
 
+std::string handle_fd_problem(const os::shareable_handle& fd) { return handle_fd_problem(os::borrowed_fd(fd)); }
+
 }  // namespace membridge::ipc::detail

@@ -40,4 +40,6 @@ std::string handle_fd_problem(os::borrowed_shareable_handle fd) {
   return {};
 }
 
+std::string handle_fd_problem(const os::shareable_handle& fd) { return handle_fd_problem(fd.borrow()); }
+
 }  // namespace membridge::ipc::detail
