@@ -79,13 +79,13 @@ parsed_command_line parse_command_line(int argc, const char* const* argv) {
   app.add_option("--seed", o.seed, "Random seed of the initial particle disc")->capture_default_str()->type_name("N");
   app.add_option("--render-device", o.render_device,
                  "CUDA device whose memory holds the published buffer and frame timeline: the GPU viewers draw on")
-      ->check(CLI::NonNegativeNumber)
+      ->check(CLI::Range(0, 1023))
       ->capture_default_str()
       ->type_name("A");
   app.add_option("--sim-device", o.sim_device,
                  "CUDA device that simulates; another than --render-device moves each frame to the render GPU's "
                  "buffer (peer copy, or pinned host memory when the GPUs cannot peer)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(CLI::Range(0, 1023))
       ->capture_default_str()
       ->type_name("B");
 

@@ -65,7 +65,7 @@ parsed_command_line parse_command_line(int argc, const char* const* argv) {
   app.add_option("--render-device", render_device,
                  "CUDA device whose GPU draws: the producer's buffer must live there (its --render-device); "
                  "default: the buffer's GPU, whichever it is")
-      ->check(CLI::NonNegativeNumber)
+      ->check(CLI::Range(0, 1023))
       ->type_name("A");
 
   if (const auto rc = samples::parse(app, argc, argv))

@@ -43,7 +43,7 @@ TEST(ipc_producer_options, sim_and_render_devices_are_read) {
 
 TEST(ipc_producer_options, bad_device_ordinals_are_usage_errors) {
   for (const char* flag : {"--sim-device", "--render-device"}) {
-    for (const char* bad : {"-1", "x", "1.5", "2x"}) {
+    for (const char* bad : {"-1", "x", "1.5", "2x", "1024"}) {
       const auto p = parse({flag, bad});
       EXPECT_FALSE(p.options) << flag << " '" << bad << "'";
       EXPECT_EQ(p.status, exit_status::usage_error) << flag << " '" << bad << "'";

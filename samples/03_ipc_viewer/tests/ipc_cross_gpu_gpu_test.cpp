@@ -71,7 +71,7 @@ class runtime_dir {
 /// Runs the producer (PRODUCER_ARGS) in the background until the viewer (VIEWER_ARGS) is done, then
 /// stops it with SIGTERM. Prints the producer's log after "=== producer", and exits with the viewer's
 /// status, or 20 + the producer's when only that failed (0 and 143 are a clean stop).
-constexpr const char* both_script = R"(
+constexpr const char* both_script = R"sh(
 producer=$1 viewer=$2 name=$3 log=$4
 read -r -a producer_args <<< "$5"
 read -r -a viewer_args <<< "$6"
@@ -92,7 +92,7 @@ cat "$log"
 [ $v -ne 0 ] && exit $v
 [ $pr -ne 0 ] && [ $pr -ne 143 ] && exit $((20 + pr))
 exit 0
-)";
+)sh";
 
 process_result run_both(const std::string& label, const std::string& producer_args, const std::string& viewer_args) {
   const runtime_dir xdg;

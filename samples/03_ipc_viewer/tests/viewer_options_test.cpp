@@ -37,7 +37,7 @@ TEST(ipc_viewer_options, render_device_is_read) {
 }
 
 TEST(ipc_viewer_options, bad_render_devices_are_usage_errors) {
-  for (const char* bad : {"-1", "one", "0.5", "1x"}) {
+  for (const char* bad : {"-1", "one", "0.5", "1x", "1024"}) {
     const auto p = parse({"--render-device", bad});
     EXPECT_FALSE(p.options) << "'" << bad << "'";
     EXPECT_EQ(p.status, exit_status::usage_error) << "'" << bad << "'";
