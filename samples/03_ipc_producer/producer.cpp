@@ -44,7 +44,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <mutex>
-#include <numeric>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -79,15 +78,6 @@ static_assert(std::atomic<bool>::is_always_lock_free && std::atomic<int>::is_alw
               "request_stop() runs in a signal handler");
 
 using samples::cuda_error;
-
-/// Particle counts that make S slots of N particles a whole number of `granularity` bytes, so that the
-/// slots end where the buffer's mapped memory does (cross_gpu_link grants the simulation's GPU access
-/// per whole allocation): multiples of granularity / gcd(granularity, S * 32), and of 8 (the layout's).
-std::uint64_t link_count_alignment(std::size_t granularity, std::uint32_t slots) {
-  const std::uint64_t row = std::uint64_t{slots} * ipc_layout::stride;  // bytes per particle over all slots
-  const std::uint64_t g = granularity == 0 ? 1 : granularity;
-  return std::lcm(ipc_layout::count_alignment, g / std::gcd(g, row));
-}
 
 /// Copies `count` particles from `source` to `destination` on `stream`: move_particles where the ranges
 /// overlap (a slot moving up in one buffer), one cudaMemcpyAsync where they do not.
@@ -307,15 +297,15 @@ class producer {
     return link_.valid() ? reinterpret_cast<particle*>(link_.write_target(frame)) : slot(frame);
   }
 
-  /// `count` rounded up to the counts this run uses (8, or link_count_alignment() across GPUs).
+  /// `count` rounded up to the counts this run uses (8, or ipc_layout::cross_gpu_count_alignment()).
   [[nodiscard]] std::uint64_t aligned(std::uint64_t count) const noexcept {
     return (count + count_alignment_ - 1) / count_alignment_ * count_alignment_;
   }
 
-  /// Across GPUs, counts become multiples of link_count_alignment() (1M and the other powers of two
-  /// from 64K up already are); the header says so when that changed them.
+  /// Across GPUs, counts become multiples of ipc_layout::cross_gpu_count_alignment() (1M and the other
+  /// powers of two from 64K up already are); the header says so when that changed them.
   void align_counts_for_the_link() {
-    count_alignment_ = link_count_alignment(device_.granularity(), o_.slots);
+    count_alignment_ = ipc_layout::cross_gpu_count_alignment(device_.granularity(), o_.slots);
     const std::uint64_t count = aligned(count_);
     const std::uint64_t max = std::max(aligned(max_count_), count);
     if (count != count_ || max != max_count_)

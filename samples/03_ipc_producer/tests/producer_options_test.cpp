@@ -1,5 +1,6 @@
 // The command line of membridge_ipc_producer, parsed in process: the defaults (one GPU), the device
 // options and their errors, and device_problem() (the check main() runs against the CUDA device count).
+#include "particle_layout.hpp"
 #include "producer_options.hpp"
 
 #include <gtest/gtest.h>
@@ -82,6 +83,23 @@ TEST(ipc_producer_options, devices_the_machine_lacks_are_named) {
   o.render_device = 0;
   o.sim_device = 0;
   EXPECT_EQ(device_problem(o, 0), "--render-device 0: no such CUDA device (this machine has none)");
+}
+
+TEST(ipc_producer_options, cross_gpu_counts_fill_whole_pages) {
+  constexpr std::size_t page = std::size_t{2} << 20;
+  EXPECT_EQ(ipc_layout::cross_gpu_count_alignment(page, 3), 65536U);
+  EXPECT_EQ(ipc_layout::cross_gpu_count_alignment(page, 4), 16384U);
+  EXPECT_EQ(ipc_layout::cross_gpu_count_alignment(page, 8), 8192U);
+  EXPECT_EQ(ipc_layout::cross_gpu_count_alignment(page, 1), 65536U);
+  EXPECT_EQ(ipc_layout::cross_gpu_count_alignment(64, 3), 8U) << "never below the layout's own 8";
+  for (const std::uint32_t slots : {1U, 2U, 3U, 5U, 6U, 7U, 8U}) {
+    const std::uint64_t a = ipc_layout::cross_gpu_count_alignment(page, slots);
+    EXPECT_EQ(a % ipc_layout::count_alignment, 0U) << slots;
+    EXPECT_EQ(ipc_layout::bytes_for(a, slots) % page, 0U) << slots << " slots: whole pages";
+    EXPECT_NE(ipc_layout::bytes_for(a / 2, slots) % page, 0U) << slots << " slots: the smallest such count";
+  }
+  EXPECT_EQ((std::uint64_t{1} << 20) % ipc_layout::cross_gpu_count_alignment(page, 3), 0U)
+      << "the default 1M needs no rounding with 3 slots";
 }
 
 }  // namespace
