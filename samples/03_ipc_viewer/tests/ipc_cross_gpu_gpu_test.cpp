@@ -100,7 +100,7 @@ process_result run_both(const std::string& label, const std::string& producer_ar
   const auto log = output_dir() / (label + ".producer.log");
   auto r = run_process({"bash", "-c", both_script, "bash", producer_binary().string(), viewer_binary().string(),
                         "ipc-test-" + label, log.string(), producer_args, viewer_args},
-                       label, 180s, {}, {"XDG_RUNTIME_DIR=" + xdg.path().string()});
+                       label, 120s, {}, {"XDG_RUNTIME_DIR=" + xdg.path().string()});
   EXPECT_TRUE(r) << r.error().message();
   return r ? *r : process_result{};
 }
