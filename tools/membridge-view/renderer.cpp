@@ -429,7 +429,8 @@ struct renderer::state {
     const std::uint64_t stride = it.layout.kind == membridge::ipc::layout_kind::points ? it.layout.stride : 4;
     const std::uint64_t field = it.layout.kind == membridge::ipc::layout_kind::points ? it.layout.colour_offset() : 0;
     for (std::uint64_t i = 0; i < n; ++i) {
-      const std::uint64_t element = i * it.count / n;
+      // Evenly spread, the first and the last element included.
+      const std::uint64_t element = n == 1 ? 0 : i * (it.count - 1) / (n - 1);
       regions[i] = VkBufferCopy{base + element * stride + field, (std::uint64_t{it.id} * samples_per_item + i) * 4, 4};
     }
     fn->vkCmdCopyBuffer(cb, source, samples, static_cast<std::uint32_t>(n), regions.data());
@@ -499,7 +500,10 @@ result<void> renderer::draw(std::span<const draw_item> items, const glm::mat4& v
   bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   if (VkResult r = fn.vkBeginCommandBuffer(s.cb, &bi); r != VK_SUCCESS) return make_vulkan_error(r, "vkBeginCommandBuffer");
   std::vector<item_state*> states;
-  for (const draw_item& it : items) MEMBRIDGE_TRY_ASSIGN(states.emplace_back(), s.prepare(it));
+  for (const draw_item& it : items) {
+    MEMBRIDGE_TRY_ASSIGN(item_state* prepared, s.prepare(it));
+    states.push_back(prepared);
+  }
 
   std::array<VkClearValue, 2> clear{};
   clear[0].color = {{0.02f, 0.02f, 0.04f, 1.0f}};
@@ -517,8 +521,13 @@ result<void> renderer::draw(std::span<const draw_item> items, const glm::mat4& v
                                static_cast<std::uint32_t>(std::count_if(items.begin(), items.end(), [](const draw_item& it) {
                                  return it.layout.kind != membridge::ipc::layout_kind::image;
                                }));
+  // The 3D scene first, then the images over it (insets, no depth test).
+  std::vector<std::size_t> order;
+  for (int pass = 0; pass < 2; ++pass)
+    for (std::size_t i = 0; i < items.size(); ++i)
+      if ((items[i].layout.kind == membridge::ipc::layout_kind::image) == (pass == 1)) order.push_back(i);
   std::uint32_t image_index = 0;
-  for (std::size_t i = 0; i < items.size(); ++i) {
+  for (const std::size_t i : order) {
     const draw_item& it = items[i];
     const membridge::ipc::layout& l = it.layout;
     push_constants pc{};

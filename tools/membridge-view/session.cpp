@@ -87,7 +87,7 @@ result<std::optional<membridge::device_uuid>> session::wait_for_drawable(clock_t
       const auto* b = subscriber_.buffer(name);
       auto parsed = membridge::ipc::parse_layout(b->description.format);
       if (parsed) return std::optional<membridge::device_uuid>(b->description.device);
-      seen += (seen.empty() ? "" : "; ") + std::string("'") + name + "': " + parsed.error().context();
+      seen += (seen.empty() ? "'" : "; '") + name + "': " + std::string(parsed.error().context());
     }
     if (disconnected_) return std::optional<membridge::device_uuid>();
     if (clock_type::now() >= deadline)
@@ -115,7 +115,7 @@ std::optional<std::string> session::check(const drawable& d, const membridge::ip
            context.uuid().to_string();
   auto n = membridge::ipc::elements_in_slot(l, desc.size / slots_);
   if (!n)
-    return n.error().context() + " (" + std::to_string(desc.size) + " bytes in " + std::to_string(slots_) +
+    return std::string(n.error().context()) + " (" + std::to_string(desc.size) + " bytes in " + std::to_string(slots_) +
            (slots_ == 1 ? " slot)" : " slots)");
   const std::uint64_t bytes = l.kind == membridge::ipc::layout_kind::points ? *n * l.stride : l.min_slot_bytes();
   if (bytes > context.properties().limits.maxStorageBufferRange)
@@ -160,7 +160,7 @@ void session::import_new(const membridge::vulkan::device_context& context, const
     buffers_.push_back(std::move(d));
     auto parsed = membridge::ipc::parse_layout(b->description.format);
     if (!parsed) {
-      report(ref, parsed.error().context());
+      report(ref, std::string(parsed.error().context()));
       continue;
     }
     ref.layout = *parsed;

@@ -7,12 +7,13 @@
 #include "viewer.hpp"
 
 #include "frame_stats.hpp"        // sample 01: frame times
-#include "particle_renderer.hpp"  // sample 01: orbit_view_proj
 #include "png_writer.hpp"         // sample 01: PNG output
 #include "session.hpp"
 #include "window.hpp"             // sample 01: the GLFW window and swapchain
 
 #include <membridge/core/units.hpp>
+
+#include <glm/gtc/matrix_transform.hpp>
 
 #include <atomic>
 #include <cmath>
@@ -116,8 +117,15 @@ class viewer {
 
   [[nodiscard]] glm::mat4 camera() const {
     const float aspect = static_cast<float>(o_.width) / static_cast<float>(o_.height);
-    const float yaw = (o_.yaw_degrees + o_.spin * static_cast<float>(drawn_)) * 3.14159265f / 180.0f;
-    return particles::orbit_view_proj(aspect, yaw, o_.pitch_degrees * 3.14159265f / 180.0f, o_.distance);
+    // y up; yaw 0 looks from +z at the origin (x to the right), pitch raises the eye.
+    const float yaw = glm::radians(o_.yaw_degrees + o_.spin * static_cast<float>(drawn_));
+    const float pitch = glm::radians(o_.pitch_degrees);
+    const float d = o_.distance;
+    const glm::vec3 eye{d * std::cos(pitch) * std::sin(yaw), d * std::sin(pitch), d * std::cos(pitch) * std::cos(yaw)};
+    const glm::mat4 view = glm::lookAtRH(eye, glm::vec3(0.0f), glm::vec3(0.0f, 1.0f, 0.0f));
+    glm::mat4 proj = glm::perspectiveRH_ZO(glm::radians(45.0f), aspect, 0.01f * d, 100.0f * d);
+    proj[1][1] *= -1.0f;  // Vulkan's clip space has y down
+    return proj * view;
   }
 
   /// Records and submits `items` for `frame`; `signal`: as consumer, signal consumed for it.
