@@ -4,7 +4,6 @@
 
 #include <charconv>
 #include <cstdio>
-#include <map>
 
 namespace membridge_view {
 
@@ -42,9 +41,9 @@ parsed_options parse_options(int argc, const char* const* argv) {
   app.add_option("--range", range, "r32f values drawn from the colour map's first to its last colour (default: "
                                    "the min and max of a sample of each frame)")
       ->type_name("A:B");
-  app.add_option("--colour-map", o.map, "Colour map for r32f values")
-      ->transform(CLI::CheckedTransformer(std::map<std::string, colour_map>{{"turbo", colour_map::turbo},
-                                                                            {"viridis", colour_map::viridis}}))
+  std::string map = "turbo";
+  app.add_option("--colour-map", map, "Colour map for r32f values")
+      ->check(CLI::IsMember({"turbo", "viridis"}))
       ->capture_default_str();
   app.add_option("--distance", o.distance, "Camera distance from the scene's centre")
       ->check(CLI::Range(0.01f, 1e6f))
@@ -69,6 +68,7 @@ parsed_options parse_options(int argc, const char* const* argv) {
       return {std::nullopt, 2};
     }
   }
+  o.map = map == "viridis" ? colour_map::viridis : colour_map::turbo;
   if (!o.out.empty()) o.headless = true;
   if (o.headless && o.frames == 0) o.frames = 100;
   return {o, 0};

@@ -239,11 +239,11 @@ class viewer {
     (void)std::snprintf(line, sizeof line,
                         "{\"attach_ms\":%.3f,\"frames_drawn\":%llu,\"fps\":%.2f,\"frames_received\":%llu,"
                         "\"median_ms\":%.3f,\"p99_ms\":%.3f,\"connect_ms\":%.3f,\"import_ms\":%.3f,\"buffers\":%zu,"
-                        "\"synchronised\":%s}",
+                        "\"synchronised\":%s,\"lit_pixels\":%lld}",
                         attach_ms_, static_cast<unsigned long long>(drawn_), fps,
                         static_cast<unsigned long long>(session_->frames_received()), std::isnan(s.median_ms) ? 0.0 : s.median_ms,
                         std::isnan(s.p99_ms) ? 0.0 : s.p99_ms, session_->connect_ms(), session_->import_ms(),
-                        session_->drawable_count(), session_->timeline().valid() ? "true" : "false");
+                        session_->drawable_count(), session_->timeline().valid() ? "true" : "false", lit_pixels_);
     out_ << line << '\n' << std::flush;
   }
 
@@ -251,7 +251,11 @@ class viewer {
     if (o_.out.empty()) return membridge::ok();
     MEMBRIDGE_TRY_ASSIGN(const std::vector<std::uint8_t> rgba, renderer_.read_back());
     MEMBRIDGE_TRY(particles::write_png(o_.out, rgba, o_.width, o_.height).with_context("writing " + o_.out));
-    out_ << "membridge-view: wrote " << o_.out << " (" << o_.width << "x" << o_.height << ")\n" << std::flush;
+    // Pixels that differ from the clear colour: a quick check that the image shows something.
+    lit_pixels_ = static_cast<long long>(particles::image_stats(rgba, o_.width, o_.height, {5, 5, 10}).lit_pixels);
+    out_ << "membridge-view: wrote " << o_.out << " (" << o_.width << "x" << o_.height << ", " << lit_pixels_
+         << " pixels not background)\n"
+         << std::flush;
     return membridge::ok();
   }
 
@@ -259,8 +263,8 @@ class viewer {
     const result<void> settled = settle();
     result<void> written = membridge::ok();
     if (looped && settled) {
-      print_summary();
       if (drawn_ > 0) written = write_png();
+      print_summary();
     }
     window_.reset();
     renderer_ = renderer();
@@ -292,6 +296,7 @@ class viewer {
   std::optional<std::uint64_t> submitted_frame_;
   std::uint64_t drawn_ = 0;
   double attach_ms_ = 0.0;
+  long long lit_pixels_ = -1;  // -1: no PNG written
   bool interrupted_ = false, window_closed_ = false, gone_ = false;
 };
 
