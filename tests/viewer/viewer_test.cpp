@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -43,6 +44,7 @@ struct temp_dir {
     if (::mkdtemp(tmpl.data()) != nullptr) path = tmpl;
   }
   ~temp_dir() {
+    if (std::getenv("MEMBRIDGE_VIEW_TEST_KEEP") != nullptr) return;  // to look at the PNGs
     std::error_code ignored;
     if (!path.empty()) std::filesystem::remove_all(path, ignored);
   }
