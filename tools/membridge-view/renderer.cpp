@@ -27,7 +27,7 @@ using membridge::vulkan::make_vulkan_error;
 namespace {
 
 /// r32f values sampled per buffer and frame for the automatic range.
-constexpr std::uint32_t samples_per_item = 1024;
+constexpr std::uint32_t samples_per_item = 256;
 /// Buffers with descriptor sets at most.
 constexpr std::uint32_t max_items = 64;
 constexpr VkFormat colour_format = VK_FORMAT_R8G8B8A8_UNORM;
