@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -413,6 +414,30 @@ TEST_F(viewer_test, growth_while_drawing_is_followed) {
   const auto img = image();
   EXPECT_GT(count_exact(img, {255, 0, 0}), 300U) << "the first chunk's red points";
   EXPECT_GT(count_exact(img, {0, 255, 0}), 300U) << "the grown chunk's green points\n" << output_;
+}
+
+TEST_F(viewer_test, a_timeline_it_cannot_import_is_reported_and_slot_zero_drawn) {
+  // Two slots (frames.produced parameter 2): slot 0 red points, slot 1 green ones. lavapipe has no
+  // semaphore fd import, so the viewer says it cannot follow the timeline and draws slot 0 as it is.
+  add("pts", "points:float3,rgba8", 16, 2 * points * 16, [](std::uint8_t* base) {
+    for (std::size_t slot = 0; slot < 2; ++slot)
+      grid(16, 3, [slot](std::uint8_t* e, std::size_t) { put_u(e, 12, slot == 0 ? red : green); })(base + slot * points * 16);
+  });
+  publish();
+  ipc::semaphore_description sd;
+  sd.name = "frames.produced";
+  sd.device = vk.context.uuid();
+  sd.parameter = 2;
+  const int memfd = ::memfd_create("not-a-semaphore", MFD_CLOEXEC);
+  ASSERT_GE(memfd, 0);
+  ASSERT_TRUE(publisher_.publish_semaphore(sd, os::unique_fd::from_native(memfd)));
+  ASSERT_TRUE(publisher_.announce_frame(0));
+  ASSERT_EQ(view({"--pitch", "60"}), 0) << output_;
+  EXPECT_NE(output_.find("cannot follow the frame timeline"), std::string::npos) << output_;
+  EXPECT_NE(output_.find("drawing slot 0 of each buffer without synchronisation"), std::string::npos) << output_;
+  const auto img = image();
+  EXPECT_GT(count_exact(img, {255, 0, 0}), 800U) << "slot 0's red points";
+  EXPECT_EQ(count_exact(img, {0, 255, 0}), 0U) << "slot 1 is not drawn";
 }
 
 TEST_F(viewer_test, undrawable_layouts_are_reported_and_the_rest_drawn) {
