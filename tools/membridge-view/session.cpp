@@ -247,6 +247,8 @@ std::string session::describe() const {
   if (timeline_.valid())
     text += ", frame timeline with " + std::to_string(slots_) + " slots" +
             (join_frame_ ? ", joined after frame " + std::to_string(*join_frame_) : std::string());
+  else if (slots_ > 1)
+    text += ", frame timeline of " + std::to_string(slots_) + " slots not followed (slot 0 drawn as it is)";
   else
     text += ", no frame timeline (buffers drawn as they are)";
   for (const auto& d : buffers_) {
