@@ -158,7 +158,9 @@ class viewer {
 
   result<void> draw(std::optional<std::uint64_t> frame) {
     std::vector<draw_item> items = session_->items(frame);
-    if (items.empty()) return membridge::ok();
+    // A frame of the timeline is submitted even with nothing to draw (a buffer left out), so that
+    // its `consumed` is signalled and the publisher is not held up.
+    if (items.empty() && !(frame && session_->synchronised())) return membridge::ok();
     const bool unranged = !o_.range && std::any_of(items.begin(), items.end(), [&](const draw_item& it) {
       return it.layout.colour == membridge::ipc::field_type::r32f && !renderer_.sampled_range(it.id);
     });
