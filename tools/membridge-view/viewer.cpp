@@ -10,6 +10,7 @@
 #include "png_writer.hpp"         // sample 01: PNG output
 #include "session.hpp"
 #include "window.hpp"             // sample 01: the GLFW window and swapchain
+#include "window_input.hpp"
 
 #include <membridge/core/units.hpp>
 
@@ -60,10 +61,16 @@ class viewer {
     if (session_->drawable_count() == 0)
       return error(errc::unsupported, "membridge-view", "none of the published buffers can be drawn (see above)");
     MEMBRIDGE_TRY_ASSIGN(renderer_, renderer::create(context_, o_.width, o_.height, o_.map));
+    camera_ = orbit{o_.yaw_degrees, o_.pitch_degrees, o_.distance, false};
     if (windows_ != nullptr) {
       MEMBRIDGE_TRY_ASSIGN(window_, particles::app::window::create(*windows_, context_, o_.width, o_.height, 1,
                                                                    "membridge-view - " + o_.name)
                                         .with_context("opening the window"));
+      auto input = window_input::attach(window_->native());
+      if (input)
+        input_ = std::move(*input);
+      else
+        out_ << "membridge-view: no mouse control (" << input.error().message() << ")\n";
     }
     first_draw_ = last_draw_ = clock_type::now();
     progress_.emplace(out_, static_cast<std::size_t>(o_.frames), std::chrono::seconds(2));
@@ -118,9 +125,9 @@ class viewer {
   [[nodiscard]] glm::mat4 camera() const {
     const float aspect = static_cast<float>(o_.width) / static_cast<float>(o_.height);
     // y up; yaw 0 looks from +z at the origin (x to the right), pitch raises the eye.
-    const float yaw = glm::radians(o_.yaw_degrees + o_.spin * static_cast<float>(drawn_));
-    const float pitch = glm::radians(o_.pitch_degrees);
-    const float d = o_.distance;
+    const float yaw = glm::radians(camera_.yaw_degrees);
+    const float pitch = glm::radians(camera_.pitch_degrees);
+    const float d = camera_.distance;
     const glm::vec3 eye{d * std::cos(pitch) * std::sin(yaw), d * std::sin(pitch), d * std::cos(pitch) * std::cos(yaw)};
     const glm::mat4 view = glm::lookAtRH(eye, glm::vec3(0.0f), glm::vec3(0.0f, 1.0f, 0.0f));
     glm::mat4 proj = glm::perspectiveRH_ZO(glm::radians(45.0f), aspect, 0.01f * d, 100.0f * d);
@@ -174,6 +181,7 @@ class viewer {
     }
     session_->drew(frame);
     ++drawn_;
+    if (!camera_.moved) camera_.yaw_degrees += o_.spin;  // the orbit, until the user moves the camera
     const auto now = clock_type::now();
     if (drawn_ == 1) first_draw_ = now;
     else stats_.add(last_draw_, now);
@@ -182,9 +190,30 @@ class viewer {
     return membridge::ok();
   }
 
+  /// Windowed: the mouse moves the camera; the title shows the statistics twice a second.
+  void handle_window() {
+    window_->poll_events();
+    if (!input_) return;
+    input_->update(camera_);
+    const auto now = clock_type::now();
+    if (now - title_at_ < 500ms) return;
+    const double seconds = std::chrono::duration<double>(now - title_at_).count();
+    char text[160];
+    (void)std::snprintf(text, sizeof text, "membridge-view - %s - %.1f fps - frames received %llu, drawn %llu",
+                        o_.name.c_str(), static_cast<double>(drawn_ - title_drawn_) / seconds,
+                        static_cast<unsigned long long>(session_->frames_received()),
+                        static_cast<unsigned long long>(drawn_));
+    std::string title = text;
+    for (const auto& d : session_->buffers())
+      if (d->problem.empty() && d->view.valid()) title += " - " + d->name + " " + membridge::format_bytes(d->view.size());
+    input_->set_title(title);
+    title_at_ = now;
+    title_drawn_ = drawn_;
+  }
+
   result<void> loop() {
     for (;;) {
-      if (window_) window_->poll_events();
+      if (window_) handle_window();
       if (ending()) return membridge::ok();
       MEMBRIDGE_TRY(session_->pump(0ms));
       MEMBRIDGE_TRY(follow_growth());
@@ -291,6 +320,10 @@ class viewer {
   membridge::vulkan::device_context context_;
   renderer renderer_;
   std::optional<particles::app::window> window_;
+  std::optional<window_input> input_;
+  orbit camera_;
+  clock_type::time_point title_at_{};
+  std::uint64_t title_drawn_ = 0;
   std::unique_ptr<session> session_;
   particles::frame_stats stats_{4096};
   std::optional<particles::progress_printer> progress_;
