@@ -19,6 +19,7 @@
 #include <membridge/os/unique_handle.hpp>
 
 #include <membridge/ipc/channel.hpp>
+#include <membridge/ipc/layout.hpp>
 #include <membridge/ipc/pipe_channel.hpp>
 #include <membridge/ipc/publisher.hpp>
 #include <membridge/ipc/resource.hpp>
