@@ -303,6 +303,45 @@ TEST(windows_ipc, a_send_that_fails_closes_what_it_duplicated_into_the_client) {
   EXPECT_EQ(process_handle_count(), before);
 }
 
+TEST(windows_ipc, a_send_to_a_full_pipe_times_out_at_once_and_leaves_no_duplicate) {
+  const long before = process_handle_count();
+  {
+    auto listener = ipc::listener::listen({.name = test_pipe_tag("full-pipe"), .buffer_size = 4096});
+    ASSERT_TRUE(listener) << listener.error().message();
+    auto client = ipc::channel::connect(listener->path(), 5s);
+    ASSERT_TRUE(client);
+    auto server = listener->accept(5s);
+    ASSERT_TRUE(server) << server.error().message();
+    const os::unique_handle event = make_event();
+    const std::array<os::borrowed_handle, 1> handles{event.borrow()};
+    const std::vector<std::byte> payload(16 * 1024);
+    // The client reads nothing: sends with a timeout of 0 fill the pipe until one is not taken.
+    int sent = 0;
+    result<void> last = ok();
+    long before_last = 0;
+    for (; sent < 64; ++sent) {
+      before_last = process_handle_count();
+      last = server->send(ipc::message_type::frame, payload, handles, 0ms);
+      if (!last) break;
+    }
+    ASSERT_FALSE(last) << "64 messages of 16 KiB fit a 4 KiB pipe";
+    EXPECT_EQ(last.error().code(), errc::timeout) << last.error().message();
+    EXPECT_EQ(process_handle_count(), before_last) << "the refused message's duplicate was closed in the client";
+    EXPECT_TRUE(server->valid()) << "a timeout leaves the channel usable";
+    // What was taken arrives whole, each with its handle.
+    for (int i = 0; i < sent; ++i) {
+      auto got = client->receive(5s);
+      ASSERT_TRUE(got) << got.error().message();
+      EXPECT_EQ(got->payload.size(), payload.size());
+      ASSERT_EQ(got->fds.size(), 1U);
+    }
+    const auto nothing_more = client->receive(50ms);
+    ASSERT_FALSE(nothing_more);
+    EXPECT_EQ(nothing_more.error().code(), errc::timeout) << "the timed-out message never arrives";
+  }
+  EXPECT_EQ(process_handle_count(), before);
+}
+
 TEST(windows_ipc, handle_checks_tell_sections_and_events_from_files_and_processes) {
   const os::unique_handle section(make_section(4096));
   const os::unique_handle event = make_event();
