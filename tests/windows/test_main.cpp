@@ -1,8 +1,12 @@
-// The main() of the Windows test binary (cross-built with mingw-w64, run under Wine): plain
-// GoogleTest; the Linux binaries' child roles and /proc fd-leak listener have no Windows form yet.
+// The main() of the Windows test binary (cross-built with mingw-w64, run under Wine): GoogleTest with
+// a listener that fails any test changing the process's handle count (os_handle_count.hpp says how
+// handles are counted under Wine).
+#include "os_handle_count.hpp"
+
 #include <gtest/gtest.h>
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
+  ::testing::UnitTest::GetInstance()->listeners().Append(new membridge::testing::handle_leak_listener);
   return RUN_ALL_TESTS();
 }
