@@ -3,6 +3,7 @@
 
 #include "detail/chunk_list.hpp"
 #include "detail/device_state.hpp"
+#include "detail/platform.hpp"
 
 #include <algorithm>
 #include <string>
@@ -60,7 +61,7 @@ result<void> imported_buffer::append(os::borrowed_shareable_handle fd, std::size
 // Checks one chunk of an append against the view: `expected_offset` is where it must start.
 result<void> imported_buffer::check_chunk(const chunk_source& c, std::size_t expected_offset) const {
   constexpr const char* call = "imported_buffer::append";
-  if (!c.fd.valid()) return error(errc::invalid_argument, call, "the handle is empty");
+  if (!c.fd.valid()) return error(errc::invalid_argument, call, std::string("the ") + detail::handle_word() + " is empty");
   if (c.offset != expected_offset)
     return error(errc::invalid_argument, call,
                  "chunks are appended in order: expected offset " + std::to_string(expected_offset) + ", got " +
