@@ -12,6 +12,7 @@
 #include <membridge/core/units.hpp>
 
 #include <membridge/os/borrowed_fd.hpp>
+#include <membridge/os/current_user_security.hpp>
 #include <membridge/os/dynamic_library.hpp>
 #include <membridge/os/shareable_handle.hpp>
 #include <membridge/os/start_thread.hpp>
