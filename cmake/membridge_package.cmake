@@ -24,15 +24,20 @@ foreach(dir IN LISTS CUDAToolkit_INCLUDE_DIRS)
   endif()
 endforeach()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/membridge.pc.in ${PROJECT_BINARY_DIR}/membridge.pc @ONLY)
-install(FILES ${PROJECT_BINARY_DIR}/membridge.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+install(FILES ${PROJECT_BINARY_DIR}/membridge.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT membridge)
 
 # ---------------------------------------------------------------------------------------- .deb ---
 if(NOT PROJECT_IS_TOP_LEVEL)
   return()  # an engine that adds membridge as a subdirectory packages itself
 endif()
 # `cpack -G DEB` in the build directory: the static libraries, headers, CMake package config,
-# membridge.pc and membridge-info (when built), installed under /usr.
+# membridge.pc and membridge-info (when built), installed under /usr; nothing else.
 set(CPACK_GENERATOR DEB)
+# One package of the install component `membridge` (the benchmarks, which install too, stay out).
+set(CPACK_COMPONENTS_ALL membridge)
+set(CPACK_DEB_COMPONENT_INSTALL ON)
+set(CPACK_COMPONENTS_GROUPING ALL_COMPONENTS_IN_ONE)
+set(CPACK_DEBIAN_PACKAGE_NAME membridge)
 set(CPACK_PACKAGE_NAME membridge)
 set(CPACK_PACKAGE_VENDOR membridge)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
@@ -46,5 +51,8 @@ set(CPACK_DEBIAN_PACKAGE_SECTION libdevel)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)  # membridge-info's libc/libstdc++ (dpkg-shlibdeps)
 # The headers need the Vulkan headers; CUDA's cuda.h comes from NVIDIA's toolkit (not a Debian package).
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libvulkan-dev")
-set(CPACK_DEBIAN_COMPRESSION_TYPE gzip)  # fast to build and read (the package tier builds it)
+# zstd: about as fast as no compression (the package tier builds the .deb) and smaller than gzip;
+# dpkg reads it since 1.21.18 (Debian 12, Ubuntu 21.10).
+set(CPACK_DEBIAN_COMPRESSION_TYPE zstd)
+set(CPACK_THREADS 0)  # every core
 include(CPack)

@@ -1,7 +1,7 @@
 # package.deb: builds the Debian package with CPack from this build tree and checks it: its control
 # fields (name, version), that it holds each module's static library, the headers (the generated
 # config.hpp and version.hpp among them), the CMake package config and version file, membridge.pc and
-# membridge-info, that nothing lies outside /usr, and that the packaged membridge-info runs and
+# membridge-info, that nothing lies outside /usr and no other program (the benchmarks) is in it, and that the packaged membridge-info runs and
 # reports this version.
 # Inputs (-D): BUILD (the build tree with CPackConfig.cmake), BINARY (scratch folder), CPACK, VERSION,
 # LIBDIR (relative, e.g. lib), MODULES (|-separated list of the built modules), TOOLS (ON when membridge-info is built).
@@ -77,10 +77,12 @@ set(outside "")
 foreach(path IN LISTS paths)
   if(path AND NOT path MATCHES "^/(usr/.*)?$")
     list(APPEND outside "${path}")
+  elseif(path MATCHES "^/usr/bin/.+" AND NOT path STREQUAL "/usr/bin/membridge-info")
+    list(APPEND outside "${path} (only membridge-info belongs in /usr/bin)")
   endif()
 endforeach()
 if(missing OR outside)
-  message(FATAL_ERROR "${deb_name}:\n  missing: ${missing}\n  outside /usr: ${outside}\ndpkg-deb -c:\n${listing}")
+  message(FATAL_ERROR "${deb_name}:\n  missing: ${missing}\n  unexpected: ${outside}\ndpkg-deb -c:\n${listing}")
 endif()
 list(LENGTH paths entries)
 message(STATUS "${deb_name}: ${entries} entries, every expected file present")
