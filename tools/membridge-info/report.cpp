@@ -2,6 +2,7 @@
 
 #include "render_util.hpp"
 
+#include <membridge/config.hpp>
 #include <membridge/version.hpp>
 #include <membridge/core/units.hpp>
 #include <membridge/cuda/vmm_allocation.hpp>
