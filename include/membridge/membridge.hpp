@@ -3,6 +3,7 @@
 #pragma once
 
 #include <membridge/config.hpp>
+#include <membridge/version.hpp>
 
 #include <membridge/core/chunk_append.hpp>
 #include <membridge/core/device_uuid.hpp>

@@ -15,6 +15,9 @@ MEMBRIDGE_FUZZ_PACKAGES=(clang-16 libclang-rt-16-dev)  # clang 15+ has std::sour
 MEMBRIDGE_VULKAN_TEST_PACKAGES=(libvulkan1 mesa-vulkan-drivers vulkan-validationlayers xvfb xauth  # xvfb, xauth: windowed demo test
   libegl1 libegl-mesa0 libgl1-mesa-dri)  # the gl tier: EGL surfaceless on Mesa llvmpipe
 
+# The API reference (scripts/docs).
+MEMBRIDGE_DOCS_PACKAGES=(doxygen)
+
 membridge_use_cuda_toolkit() {
   if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
     export PATH=/usr/local/cuda/bin:$PATH

@@ -5,6 +5,7 @@
 #include "report.hpp"
 
 #include <membridge/config.hpp>
+#include <membridge/version.hpp>
 
 #include <CLI/CLI.hpp>
 
@@ -41,7 +42,7 @@ void declare_flags(CLI::App& app, command_line& cmd, int& device) {
       ->capture_default_str()
       ->type_name("PATH");
 #endif
-  app.set_version_flag("--version", std::string("membridge-info ") + MEMBRIDGE_VERSION_STRING,
+  app.set_version_flag("--version", "membridge-info " + std::string(membridge::version().string),
                        "Print membridge's version and exit");
 }
 

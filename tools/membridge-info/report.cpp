@@ -3,6 +3,7 @@
 #include "render_util.hpp"
 
 #include <membridge/config.hpp>
+#include <membridge/version.hpp>
 #include <membridge/core/units.hpp>
 #include <membridge/cuda/vmm_allocation.hpp>
 
@@ -25,7 +26,7 @@ using detail::yes_no;
 
 report empty_report(const collect_options& options) {
   report r;
-  r.membridge_version = MEMBRIDGE_VERSION_STRING;
+  r.membridge_version = membridge::version();
   r.cuda.library = options.cuda_library;
   return r;
 }
@@ -382,7 +383,7 @@ std::string format_cuda_version(int version) {
 }
 
 std::string render_text(const report& r) {
-  std::string out = "membridge " + r.membridge_version + "\n";
+  std::string out = "membridge " + std::string(r.membridge_version.string) + "\n";
   cuda_section(out, r.cuda);
   if (r.vulkan) append_vulkan_text(out, *r.vulkan);
   if (r.gl) append_gl_text(out, *r.gl);
@@ -395,7 +396,10 @@ std::string render_text(const report& r) {
 json make_json(const report& r) {
   json j = json::object();
   j["membridge"] = json::object();
-  j["membridge"]["version"] = r.membridge_version;
+  j["membridge"]["version"] = std::string(r.membridge_version.string);
+  j["membridge"]["major"] = r.membridge_version.major;
+  j["membridge"]["minor"] = r.membridge_version.minor;
+  j["membridge"]["patch"] = r.membridge_version.patch;
   j["cuda"] = json_of(r.cuda);
   j["vulkan"] = r.vulkan ? make_vulkan_json(*r.vulkan) : json(nullptr);
   if (r.gl) j["gl"] = make_gl_json(*r.gl);

@@ -9,6 +9,7 @@
 #include <membridge/cuda/device.hpp>
 #include <membridge/cuda/peer.hpp>
 #include <membridge/cuda/driver.hpp>
+#include <membridge/version.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -103,7 +104,7 @@ struct cuda_report {
 
 /// The whole report.
 struct report {
-  std::string membridge_version;        ///< MEMBRIDGE_VERSION_STRING of this build.
+  version_info membridge_version;       ///< membridge::version(): the library this tool linked.
   cuda_report cuda;                     ///< The CUDA driver and devices.
   std::optional<vulkan_report> vulkan;  ///< The Vulkan loader and devices; empty when not probed.
   std::optional<gl_report> gl;          ///< EGL devices and GL per CUDA device; empty when not probed (probe_gl).

@@ -55,7 +55,8 @@ class report_test : public membridge::testing::fake_driver_test {
 
 TEST_F(report_test, collects_the_driver_and_every_device) {
   const report r = collect_two_devices();
-  EXPECT_EQ(r.membridge_version, MEMBRIDGE_VERSION_STRING);
+  EXPECT_EQ(r.membridge_version.string, MEMBRIDGE_VERSION_STRING);
+  EXPECT_EQ(r.membridge_version.minor, MEMBRIDGE_VERSION_MINOR);
   EXPECT_TRUE(r.cuda.available);
   EXPECT_FALSE(r.cuda.failure);
   EXPECT_EQ(r.cuda.driver_version, 13000);
@@ -114,6 +115,9 @@ TEST_F(report_test, a_device_without_vmm_is_listed_with_its_error_and_identity) 
 TEST_F(report_test, json_carries_every_field) {
   const auto j = parsed_json(collect_two_devices());
   EXPECT_EQ(j["membridge"]["version"], MEMBRIDGE_VERSION_STRING);
+  EXPECT_EQ(j["membridge"]["major"], MEMBRIDGE_VERSION_MAJOR);
+  EXPECT_EQ(j["membridge"]["minor"], MEMBRIDGE_VERSION_MINOR);
+  EXPECT_EQ(j["membridge"]["patch"], MEMBRIDGE_VERSION_PATCH);
   const auto& cuda = j["cuda"];
   EXPECT_EQ(cuda["available"], true);
   EXPECT_TRUE(cuda["error"].is_null());

@@ -25,7 +25,9 @@ class [[nodiscard]] result {
   static_assert(!std::is_same_v<std::remove_cv_t<T>, membridge::error>, "result<error> is ambiguous");
 
  public:
+  /// The type of the value held on success.
   using value_type = T;
+  /// The type of the error held on failure.
   using error_type = membridge::error;
 
   /// A successful result holding `value`.
@@ -99,7 +101,9 @@ class [[nodiscard]] result {
 template <>
 class [[nodiscard]] result<void> {
  public:
+  /// No value on success.
   using value_type = void;
+  /// The type of the error held on failure.
   using error_type = membridge::error;
 
   /// Success.

@@ -33,6 +33,14 @@ int main() {
   else if (vk.error().code() != mb::errc::driver_unavailable && vk.error().code() != mb::errc::unsupported)
     return 4;
 #endif
+  // The library linked is the one whose headers were compiled (membridge::version() lives in core).
+  const mb::version_info linked = mb::version();
+  if (linked.major != MEMBRIDGE_VERSION_MAJOR || linked.minor != MEMBRIDGE_VERSION_MINOR ||
+      linked.patch != MEMBRIDGE_VERSION_PATCH || linked.string != MEMBRIDGE_VERSION_STRING) {
+    std::printf("headers %s, library %.*s\n", MEMBRIDGE_VERSION_STRING, static_cast<int>(linked.string.size()),
+                linked.string.data());
+    return 5;
+  }
   std::printf("membridge %s consumer ok\n", MEMBRIDGE_VERSION_STRING);
   return 0;
 }
