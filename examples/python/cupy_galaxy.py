@@ -25,7 +25,8 @@ extern "C" __global__ void step(float4* state, float4* out, int n, float dt) {
 p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 p.add_argument("--name", default="cupy-galaxy", help="socket name (membridge-view --name NAME)")
 p.add_argument("--stars", type=int, default=500_000)
-p.add_argument("--frames", type=int, default=0, help="stop after this many frames (0: run until Ctrl-C)")
+p.add_argument("--frames", type=int, default=0, help="stop after this many frames (0: no limit)")
+p.add_argument("--seconds", type=float, default=0, help="stop after this many seconds (0: no limit; Ctrl-C stops too)")
 p.add_argument("--slots", type=int, default=3)
 a = p.parse_args()
 
@@ -50,7 +51,8 @@ with membridge.FramePublisher(device, a.name, slots=a.slots, publisher_name="cup
     print(f"publishing {n} stars as '{a.name}' ({pub.path}); view with: membridge-view --name {a.name}")
     frame, last_frame, last_time = 0, 0, time.perf_counter()
     try:
-        while a.frames == 0 or frame < a.frames:
+        end = time.perf_counter() + a.seconds if a.seconds else float("inf")
+        while (a.frames == 0 or frame < a.frames) and time.perf_counter() < end:
             pub.acquire(stream, frame)  # the GPU waits until viewers are done with this slot
             STEP(((n + 255) // 256,), (256,), (state, slots[frame % a.slots], cp.int32(n), cp.float32(0.002)),
                  stream=stream)

@@ -14,7 +14,8 @@ import membridge
 p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 p.add_argument("--name", default="torch-particles", help="socket name (membridge-view --name NAME)")
 p.add_argument("--particles", type=int, default=1_000_000)
-p.add_argument("--frames", type=int, default=0, help="stop after this many frames (0: run until Ctrl-C)")
+p.add_argument("--frames", type=int, default=0, help="stop after this many frames (0: no limit)")
+p.add_argument("--seconds", type=float, default=0, help="stop after this many seconds (0: no limit; Ctrl-C stops too)")
 p.add_argument("--slots", type=int, default=3)
 a = p.parse_args()
 
@@ -36,7 +37,8 @@ with membridge.FramePublisher(device, a.name, slots=a.slots, publisher_name="tor
     print(f"publishing {n} particles as '{a.name}' ({pub.path}); view with: membridge-view --name {a.name}")
     frame, last_frame, last_time = 0, 0, time.perf_counter()
     try:
-        while a.frames == 0 or frame < a.frames:
+        end = time.perf_counter() + a.seconds if a.seconds else float("inf")
+        while (a.frames == 0 or frame < a.frames) and time.perf_counter() < end:
             with torch.cuda.stream(stream):
                 pub.acquire(stream.cuda_stream, frame)  # the GPU waits until viewers are done with this slot
                 d = -pos  # towards an attractor circling the origin
