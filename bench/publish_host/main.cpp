@@ -2,7 +2,7 @@
 // sync::frame_publisher: cuda_acquire, one cudaMemsetAsync of the frame's slot, cuda_release and
 // publish_frame, on a non-blocking stream, no subscriber (the producer runs free). The reference for
 // python/bench/publish_host.py, which runs the same loop from Python and reports the ratio. Every
-// slot's bytes are checked after each block. See bench/README.md (membridge_bench_publish_host).
+// slot's bytes are checked after each block. See docs/python.md (Benchmark).
 #include "cuda_support.hpp"
 #include "stats.hpp"
 #include "temp_dir.hpp"
