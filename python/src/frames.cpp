@@ -53,10 +53,11 @@ CUstream to_stream(nb::handle stream) {
   return reinterpret_cast<CUstream>(value);  // NOLINT(performance-no-int-to-ptr)
 }
 
-void init_frame_publisher(py_frame_publisher* self, nb::object device_object, std::optional<std::string> name,
+void init_frame_publisher(py_frame_publisher* self, nb::handle_t<py_device> device_handle, std::optional<std::string> name,
                           std::optional<std::string> path, std::uint32_t slots, std::size_t max_consumers,
                           const std::string& timeline_name, const std::string& publisher_name) {
   if (name.has_value() == path.has_value()) raise_invalid_argument("FramePublisher", "give exactly one of name and path");
+  nb::object device_object = nb::borrow(device_handle);
   const cuda::device& dev = nb::cast<const py_device&>(device_object).device;
   sync::frame_publisher_options o;
   o.ipc.listen.name = name.value_or("");
