@@ -367,7 +367,7 @@ class FramePublisher:
     A CUDA producer's frames shared with viewer processes (membridge-view --name NAME): publishes GrowableBuffers with their element layout and a frame timeline of `slots` slots (frame f writes slot f % slots). Per frame: acquire(stream, f); your kernels on `stream`; release(stream, f); publish_frame(f). Viewers that consume pace the producer on the GPU; nothing waits on the host.
     """
 
-    def __init__(self, device: object, name: str | None = None, *, path: str | None = None, slots: int = 3, max_consumers: int = 8, timeline_name: str = 'frames', publisher_name: str = '') -> None:
+    def __init__(self, device: Device, name: str | None = None, *, path: str | None = None, slots: int = 3, max_consumers: int = 8, timeline_name: str = 'frames', publisher_name: str = '') -> None:
         """
         Makes a Vulkan context on the device's GPU, the frame timeline, and listens on $XDG_RUNTIME_DIR/membridge/<name>.sock (or `path`).
         """
