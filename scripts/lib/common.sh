@@ -45,3 +45,13 @@ membridge_ensure_packages() {
     return 1
   fi
 }
+
+# membridge_find_python 3.12: prints an interpreter of that CPython version (PATH, then pyenv).
+membridge_find_python() {
+  local v=$1 p
+  for p in "$(command -v "python$v" || true)" "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$v".*/bin/python"$v"; do
+    [ -n "$p" ] && [ -x "$p" ] && "$p" -c "import sys; sys.exit(f'{sys.version_info[0]}.{sys.version_info[1]}' != '$v')" \
+      2>/dev/null && { echo "$p"; return 0; }
+  done
+  return 1
+}
