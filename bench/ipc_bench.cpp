@@ -119,13 +119,6 @@ std::optional<int> parse_options(int argc, char** argv, options& opts) {
   return std::nullopt;
 }
 
-void write_json_file(const std::string& path, const std::string& line) {
-  std::ofstream file(path, std::ios::out | std::ios::trunc);
-  file << line << '\n';
-  file.flush();
-  if (!file) throw bench_failure("cannot write the JSON line to " + path);
-}
-
 /// "done in 1.23 s" on stderr, for the log.
 void progress(const std::string& what, std::int64_t since_ns) {
   std::cerr << "membridge_bench_ipc: " << what << " done in " << bench::fixed(static_cast<double>(monotonic_ns() - since_ns) * 1e-9, 2)
@@ -225,7 +218,7 @@ int run(const options& opts) {
   print_report(std::cout, config, env, results);
   const std::string line = report_json(config, env, results).dump(-1, ' ', false, bench::json::error_handler_t::replace);
   std::cout << line << std::endl;
-  if (!opts.json_path.empty()) write_json_file(opts.json_path, line);
+  if (!opts.json_path.empty()) bench::write_json_file(opts.json_path, line);
   return exit_ok;
 }
 

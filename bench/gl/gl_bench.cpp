@@ -30,6 +30,7 @@ namespace {
 
 using namespace membridge::bench::gl_bench;
 namespace bench = membridge::bench;
+using bench::cuda_version_text;
 using namespace membridge::literals;
 
 struct options {
@@ -83,10 +84,6 @@ std::optional<int> parse_options(int argc, char** argv, options& opts) {
     if (opts.growth_rounds == 3) opts.growth_rounds = 1;
   }
   return std::nullopt;
-}
-
-std::string cuda_version_text(int version) {
-  return std::to_string(version / 1000) + '.' + std::to_string((version % 1000) / 10);
 }
 
 int run(const options& opts) {

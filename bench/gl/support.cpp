@@ -12,9 +12,6 @@ namespace membridge::bench::gl_bench {
 
 namespace gpu = testing::gpu;
 
-void ok_or_fail(const result<void>& r, std::string_view doing) {
-  if (!r) throw bench_failure(std::string(doing) + ": " + r.error().message());
-}
 
 void check_gl(std::string_view what) {
   std::string errors;

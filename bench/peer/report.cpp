@@ -40,8 +40,6 @@ text_table ratio_table(std::string title) {
 /// "GPU 0 -> GPU 1".
 std::string arrow(int from, int to) { return "GPU " + std::to_string(from) + " -> GPU " + std::to_string(to); }
 
-json ratio_json(const ratio& r) { return {{"of_medians", rounded(r.of_medians, 4)}, {"paired", to_json(r.paired, 4)}}; }
-
 json link_json(const cuda::peer_link& l) {
   return {{"from", l.from},
           {"to", l.to},

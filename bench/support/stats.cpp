@@ -66,6 +66,25 @@ json to_json(const summary& s, int decimals) {
   return out;
 }
 
+ratio compare(const std::vector<double>& numerator, const std::vector<double>& denominator) {
+  std::vector<double> paired;
+  for (std::size_t i = 0; i < numerator.size() && i < denominator.size(); ++i)
+    paired.push_back(numerator[i] / denominator[i]);
+  return {median(numerator) / median(denominator), summarize(paired)};
+}
+
+json ratio_json(const ratio& r) { return {{"of_medians", rounded(r.of_medians, 4)}, {"paired", to_json(r.paired, 4)}}; }
+
+json goals_json(const std::vector<goal>& goals, bool& all_met) {
+  json out = json::object();
+  all_met = true;
+  for (const goal& g : goals) {
+    out[g.key] = {{"comparison", g.comparison}, {"target", g.target}, {"measured", rounded(g.measured, 4)}, {"met", g.met}};
+    all_met = all_met && g.met;
+  }
+  return out;
+}
+
 text_table::text_table(std::vector<column> columns) : columns_(std::move(columns)) {}
 
 void text_table::add_row(std::vector<std::string> cells) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace membridge::bench {
@@ -45,6 +46,34 @@ struct summary {
 /// A summary as a JSON object {"median","min","max","p10","p90","n"}, values rounded to `decimals`
 /// (0: written as integers). NaN values become null.
 [[nodiscard]] json to_json(const summary& s, int decimals);
+
+/// A comparison of two interleaved samples: the ratio of their medians (the headline) and the spread
+/// of the ratios of paired samples (the same round, block or launch). Judged by the paired median:
+/// drift that hits both sides within a pair cancels there.
+struct ratio {
+  double of_medians = 0.0;  ///< median(numerator) / median(denominator).
+  summary paired;           ///< numerator[i] / denominator[i] over i.
+};
+
+/// numerator / denominator: of the medians, and paired value by value (up to the shorter length).
+[[nodiscard]] ratio compare(const std::vector<double>& numerator, const std::vector<double>& denominator);
+
+/// A ratio as the JSON object {"of_medians", "paired"}, rounded to 4 decimals.
+[[nodiscard]] json ratio_json(const ratio& r);
+
+/// A goal of an issue, with the value this run measured.
+struct goal {
+  std::string key;          ///< JSON name.
+  std::string description;  ///< For people.
+  std::string comparison;   ///< ">=" or "<=".
+  double target = 0.0;      ///< The bound.
+  double measured = 0.0;    ///< What this run measured.
+  bool met = false;         ///< Whether the measurement meets the bound.
+};
+
+/// {key: {"comparison","target","measured","met"}} for every goal (measured rounded to 4
+/// decimals), in order; `all_met` is set to whether every goal is met.
+[[nodiscard]] json goals_json(const std::vector<goal>& goals, bool& all_met);
 
 /// How the cells of a table column line up.
 enum class align : std::uint8_t {
