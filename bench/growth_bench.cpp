@@ -8,6 +8,7 @@
 // membridge error or wrong data, 2 without a usable CUDA device, 64 for a bad command line.
 //
 // growth/measure.* runs the growth rounds and bandwidth launches; growth/report.* summarises and prints.
+#include "cli.hpp"
 #include "cuda_support.hpp"
 #include "growth/measure.hpp"
 #include "growth/report.hpp"
@@ -23,7 +24,6 @@ namespace {
 namespace bench = membridge::bench;
 namespace growth = membridge::bench::growth;
 using bench::exit_ok;
-using bench::exit_usage;
 
 /// The command line.
 struct options {
@@ -40,14 +40,9 @@ std::optional<int> parse_options(int argc, char** argv, options& opts) {
   app.add_option("--rounds", opts.rounds, "interleaved rounds of each growth method")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
-  app.add_option("--json", opts.json_path, "also write the JSON line to FILE")->type_name("FILE");
-  app.add_option("--device", opts.device, "CUDA device ordinal")->check(CLI::NonNegativeNumber)->capture_default_str();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? exit_ok : exit_usage;
-  }
-  return std::nullopt;
+  bench::add_json_option(app, opts.json_path);
+  bench::add_device_option(app, opts.device);
+  return bench::parse_command_line(app, argc, argv);
 }
 
 /// The benchmark: open the device, measure, check, report. Throws on failure.

@@ -8,6 +8,7 @@
 #include "frame_memory.hpp"
 #include "producer_kernels.cuh"
 
+#include "cli.hpp"
 #include "cuda_support.hpp"
 #include "stats.hpp"
 
@@ -317,13 +318,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 8))
       ->capture_default_str();
   app.add_flag("--quick", c.quick, "a smoke run: 2 blocks of 100 frames after 20 warm-up");
-  app.add_option("--json", c.json_path, "also write the JSON line to FILE")->type_name("FILE");
-  app.add_option("--device", c.device, "CUDA device ordinal")->check(CLI::NonNegativeNumber)->capture_default_str();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? exit_ok : exit_usage;
-  }
+  add_json_option(app, c.json_path);
+  add_device_option(app, c.device);
+  if (const auto stop = parse_command_line(app, argc, argv)) return stop;
   if (c.quick) {
     c.frames = 100;
     c.warmup = 20;
