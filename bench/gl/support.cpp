@@ -55,13 +55,6 @@ unsigned long long device_counter::read() const {
   return value;
 }
 
-std::size_t memory_in_use() {
-  std::size_t free_bytes = 0;
-  std::size_t total_bytes = 0;
-  MEMBRIDGE_GL_BENCH_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
-  return total_bytes - free_bytes;
-}
-
 std::uint32_t frame_seed(std::uint32_t lane, std::uint64_t frame, unsigned step) noexcept {
   return gpu::pattern(frame * 16U + step, 0x6c000000U + lane * 0x10001U);
 }

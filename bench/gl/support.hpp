@@ -125,8 +125,8 @@ class device_counter {
   unsigned long long* p_ = nullptr;
 };
 
-/// Bytes of device memory in use now (total - free, cudaMemGetInfo): GL's and CUDA's, any process.
-[[nodiscard]] std::size_t memory_in_use();
+/// Bytes of device memory in use now (cuda_support.hpp): GL's and CUDA's, any process.
+using bench::memory_in_use;
 
 /// `value` rounded up to a multiple of `multiple`.
 [[nodiscard]] constexpr std::size_t round_up(std::size_t value, std::size_t multiple) noexcept {

@@ -96,14 +96,6 @@ class event_timer {
   cuda_event stop_;
 };
 
-/// Bytes of device memory in use now (total - free, cudaMemGetInfo): this process's and any other's.
-std::size_t memory_in_use() {
-  std::size_t free_bytes = 0;
-  std::size_t total_bytes = 0;
-  MEMBRIDGE_BENCH_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
-  return total_bytes - free_bytes;
-}
-
 /// The most device memory in use above what was in use when the tracker was made (the baseline);
 /// sample() right after each allocation.
 class peak_tracker {

@@ -103,22 +103,6 @@ std::vector<std::string> summary_row(std::string_view metric, std::string_view m
           fixed(s.min * scale, decimals), fixed(s.max * scale, decimals)};
 }
 
-/// A table row for a ratio: the median of the paired ratios (what the goals use), the ratio of the
-/// medians, and the spread of the paired ratios.
-std::vector<std::string> ratio_row(std::string_view what, const ratio& r) {
-  return {std::string(what), fixed(r.paired.median, 3) + "x", fixed(r.of_medians, 3) + "x",
-          fixed(r.paired.min, 3) + "x", fixed(r.paired.max, 3) + "x"};
-}
-
-/// The header of a ratio table titled `title`.
-text_table ratio_table(std::string title) {
-  return text_table({{std::move(title)},
-                     {"paired median", align::right},
-                     {"of medians", align::right},
-                     {"min paired", align::right},
-                     {"max paired", align::right}});
-}
-
 /// The title lines: device, versions and what was measured how.
 void print_header(std::ostream& out, const gpu_session& gpu, int rounds) {
   const auto cc = gpu.device.compute_capability();

@@ -232,19 +232,6 @@ text_table summary_table(std::string first) {
                      {"max", align::right}});
 }
 
-std::vector<std::string> ratio_row(std::string_view what, const ratio& r) {
-  return {std::string(what), fixed(r.paired.median, 3) + "x", fixed(r.of_medians, 3) + "x",
-          fixed(r.paired.min, 3) + "x", fixed(r.paired.max, 3) + "x"};
-}
-
-text_table ratio_table(std::string title) {
-  return text_table({{std::move(title)},
-                     {"paired median", align::right},
-                     {"of medians", align::right},
-                     {"min paired", align::right},
-                     {"max paired", align::right}});
-}
-
 /// (a)'s lines on the attach with the subscriber on another GPU, when asked.
 void print_other_gpu(std::ostream& out, const run_config& config, const run_results& r, const digest& d) {
   if (config.attach_peer_device < 0) return;

@@ -60,6 +60,13 @@ void open_runtime_device(int ordinal) {
     throw device_unavailable("cudaFree(nullptr) (creating the primary context): " + cuda_error_text(rc));
 }
 
+std::size_t memory_in_use() {
+  std::size_t free_bytes = 0;
+  std::size_t total_bytes = 0;
+  check_cuda(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo(&free_bytes, &total_bytes)");
+  return total_bytes - free_bytes;
+}
+
 std::string cuda_version_text(int version) {
   return std::to_string(version / 1000) + '.' + std::to_string((version % 1000) / 10);
 }

@@ -112,6 +112,10 @@ class cuda_event {
 /// runtime finds no device, `ordinal` does not exist or either call fails.
 void open_runtime_device(int ordinal);
 
+/// Bytes of device memory in use now on the current device (total - free, cudaMemGetInfo): this
+/// process's and any other's. A failure ends the benchmark.
+[[nodiscard]] std::size_t memory_in_use();
+
 /// "13.0" for a CUDA version number such as 13000 (cudaDriverGetVersion, cudaRuntimeGetVersion).
 [[nodiscard]] std::string cuda_version_text(int version);
 

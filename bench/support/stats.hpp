@@ -61,6 +61,10 @@ struct ratio {
 /// A ratio as the JSON object {"of_medians", "paired"}, rounded to 4 decimals.
 [[nodiscard]] json ratio_json(const ratio& r);
 
+/// A ratio table's row: `what`, the paired median (what goals use), the ratio of the medians and the
+/// spread of the paired ratios, each as "1.234x".
+[[nodiscard]] std::vector<std::string> ratio_row(std::string_view what, const ratio& r);
+
 /// A goal of an issue, with the value this run measured.
 struct goal {
   std::string key;          ///< JSON name.
@@ -111,5 +115,9 @@ class text_table {
   std::vector<column> columns_;
   std::vector<std::vector<std::string>> rows_;
 };
+
+/// The header of a ratio table titled `title`: paired median, of medians, min paired, max paired
+/// (rows from ratio_row).
+[[nodiscard]] text_table ratio_table(std::string title);
 
 }  // namespace membridge::bench
