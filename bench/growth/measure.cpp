@@ -127,23 +127,27 @@ void fill_region(void* base, std::size_t offset, std::size_t bytes, std::uint32_
   MEMBRIDGE_BENCH_CUDA(cudaDeviceSynchronize());
 }
 
+/// Throws bench_failure naming `what` when `bad` of the `bytes / 4` words checked differ from
+/// `expected` ("the pattern written", "the value written").
+void require_no_bad_words(unsigned long long bad, std::size_t bytes, std::string_view what, std::string_view expected) {
+  if (bad != 0)
+    throw bench_failure("data check failed: " + std::string(what) + ": " + std::to_string(bad) + " of " +
+                        std::to_string(bytes / 4) + " words differ from " + std::string(expected));
+}
+
 /// Checks that the `bytes` at `p` hold the pattern of `seed`; throws bench_failure naming `what`
 /// and the number of wrong words otherwise.
 void verify_pattern(const void* p, std::size_t bytes, std::uint32_t seed, std::string_view what) {
   unsigned long long bad = 0;
   MEMBRIDGE_BENCH_CUDA(gpu::count_mismatches(p, bytes, seed, bad));
-  if (bad != 0)
-    throw bench_failure("data check failed: " + std::string(what) + ": " + std::to_string(bad) + " of " +
-                        std::to_string(bytes / 4) + " words differ from the pattern written");
+  require_no_bad_words(bad, bytes, what, "the pattern written");
 }
 
 /// Checks that every 32-bit word of the `bytes` at `p` equals `value`; throws bench_failure otherwise.
 void verify_value(const void* p, std::size_t bytes, std::uint32_t value, std::string_view what) {
   unsigned long long bad = 0;
   MEMBRIDGE_BENCH_CUDA(gpu::count_not_equal(p, bytes, value, bad));
-  if (bad != 0)
-    throw bench_failure("data check failed: " + std::string(what) + ": " + std::to_string(bad) + " of " +
-                        std::to_string(bytes / 4) + " words differ from the value written");
+  require_no_bad_words(bad, bytes, what, "the value written");
 }
 
 /// The memory a pattern is for (growth method or bandwidth memory), for pattern seeds.
