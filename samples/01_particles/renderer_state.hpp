@@ -78,6 +78,7 @@ namespace particles {
 using membridge::result;
 using renderer_detail::buffer_allocation;
 using renderer_detail::frame_slot;
+using renderer_detail::frame_timeout_ns;
 
 /// Everything a particle_renderer owns; destroyed in the destructor after its frames finish.
 struct particle_renderer::state {
@@ -173,5 +174,6 @@ result<void> particle_renderer::state::one_shot(const char* what, Fill&& fill) {
   if (const VkResult rc = vk->vkResetFences(device.device, 1, &transfer_fence); rc != VK_SUCCESS)
     return vk_error(rc, "vkResetFences", what);
   return membridge::ok();
+}
 
 }  // namespace particles
