@@ -71,8 +71,8 @@ std::optional<int> parse_options(int argc, char** argv, options& opts) {
   app.add_option("--hz", opts.hz, "part p: pacing rate")->check(CLI::Range(10.0, 1000.0))->capture_default_str();
   app.add_option("--goal-chunk-mib", opts.goal_chunk_mib, "part p: chunk cap (MiB) of the configuration the goal uses")
       ->capture_default_str();
-  add_json_option(app, opts.json_path);
-  add_device_option(app, opts.device);
+  bench::add_json_option(app, opts.json_path);
+  bench::add_device_option(app, opts.device);
   const auto check_parts = [&opts] {
     if (opts.parts.find_first_not_of("abcpv") != std::string::npos || opts.parts.empty())
       throw CLI::ValidationError("--parts", "use letters among a, b, c, p, v");
