@@ -22,20 +22,6 @@ frame_memory::frame_memory(std::uint64_t log_frames, std::uint32_t slots, std::u
 
 frame_memory::~frame_memory() { (void)cudaFree(base_); }
 
-step_args frame_memory::args(std::uint32_t slot, std::uint32_t step) const {
-  step_args a;
-  a.frame_counter = counter_;
-  a.slot = slots_ + std::size_t{slot} * slot_words_;
-  a.slot_words = slot_words_;
-  a.log = log_;
-  a.log_frames = log_frames_;
-  a.overflows = overflows_;
-  a.step = step;
-  a.steps = k_;
-  a.seed = seed_;
-  return a;
-}
-
 void frame_memory::reset(std::uint32_t seed, cudaStream_t stream) {
   check_cuda(cudaMemsetAsync(base_, 0, bytes(), stream), "cudaMemsetAsync (frame memory)");
   check_cuda(cudaMemcpyAsync(seed_, &seed, sizeof seed, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync (seed)");
