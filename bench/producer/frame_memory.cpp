@@ -4,7 +4,6 @@
 #include "cuda_support.hpp"
 
 #include <algorithm>
-#include <thread>
 #include <vector>
 
 namespace membridge::bench::producer_bench {
@@ -63,16 +62,6 @@ void frame_memory::verify(std::uint32_t seed, std::uint64_t first, std::uint64_t
 
 std::size_t frame_memory::bytes() const {
   return 64 + (std::size_t{slot_count_} * slot_words_ + log_frames_ * k_) * 4;
-}
-
-void handoff::wait_for(const std::atomic<std::uint64_t>& counter, std::uint64_t value, const std::atomic<bool>& failed,
-                       const char* what) {
-  const auto deadline = std::chrono::steady_clock::now() + wait_limit;
-  while (counter.load(std::memory_order_acquire) < value) {
-    if (failed.load(std::memory_order_acquire)) throw bench_failure(std::string("the other thread failed while ") + what);
-    if (std::chrono::steady_clock::now() > deadline) throw bench_failure(std::string("timed out ") + what);
-    std::this_thread::yield();
-  }
 }
 
 }  // namespace membridge::bench::producer_bench

@@ -4,6 +4,7 @@
 // counters a producer thread and a consumer thread hand each other.
 #pragma once
 
+#include "cuda_support.hpp"
 #include "producer_kernels.cuh"
 
 #include <cuda_runtime.h>
@@ -13,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <thread>
 
 namespace membridge::bench::producer_bench {
 
@@ -77,9 +79,16 @@ struct handoff {
   std::atomic<bool> failed{false};          ///< Set by a thread that failed.
 
   /// Waits until `counter` reaches `value`; throws bench_failure when the other thread failed or
-  /// after wait_limit. `what` says what is waited for.
+  /// after wait_limit. `what` says what is waited for. Inline, as in the loops it paces before.
   static void wait_for(const std::atomic<std::uint64_t>& counter, std::uint64_t value, const std::atomic<bool>& failed,
-                       const char* what);
+                       const char* what) {
+    const auto deadline = std::chrono::steady_clock::now() + wait_limit;
+    while (counter.load(std::memory_order_acquire) < value) {
+      if (failed.load(std::memory_order_acquire)) throw bench_failure(std::string("the other thread failed while ") + what);
+      if (std::chrono::steady_clock::now() > deadline) throw bench_failure(std::string("timed out ") + what);
+      std::this_thread::yield();
+    }
+  }
 };
 
 }  // namespace membridge::bench::producer_bench
