@@ -320,7 +320,7 @@ int main(int argc, char** argv) {
   app.add_flag("--quick", c.quick, "a smoke run: 2 blocks of 100 frames after 20 warm-up");
   add_json_option(app, c.json_path);
   add_device_option(app, c.device);
-  if (const auto stop = parse_command_line(app, argc, argv)) return stop;
+  if (const auto stop = parse_command_line(app, argc, argv)) return *stop;
   if (c.quick) {
     c.frames = 100;
     c.warmup = 20;

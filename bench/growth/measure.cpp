@@ -163,6 +163,7 @@ std::uint32_t seed_for(unsigned round_index, growth_method m) {
 /// "warm-up round" or "round 3", for messages.
 std::string round_name(unsigned round_index) {
   return round_index == 0 ? "warm-up round" : "round " + std::to_string(round_index);
+}
 
 // -------------------------------------------------------------------------------------- growth ---
 
