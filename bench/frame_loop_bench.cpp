@@ -18,6 +18,7 @@
 // and, last, one JSON line starting with {"bench":"frame_loop". Exit status: 0 when every data check
 // passed (goals met or not), 1 on a CUDA/Vulkan/membridge error or wrong data, 2 without a usable
 // CUDA device (or Vulkan device on it), 64 for a bad command line.
+#include "cli.hpp"
 #include "frame_loop/ipc_viewer.hpp"
 #include "frame_loop/modes.hpp"
 #include "frame_loop/report.hpp"
@@ -124,8 +125,8 @@ std::optional<int> parse_options(int argc, char** argv, options& opts) {
       ->capture_default_str();
   app.add_option("--steps", steps_text, "simulation steps (kernel launches) per drawn frame, comma-separated")
       ->capture_default_str();
-  app.add_option("--json", opts.json_path, "also write the JSON line to FILE")->type_name("FILE");
-  app.add_option("--device", opts.device, "CUDA device ordinal")->check(CLI::NonNegativeNumber)->capture_default_str();
+  bench::add_json_option(app, opts.json_path);
+  bench::add_device_option(app, opts.device);
   std::string render_text(particles::render_method_name(opts.render));
   app.add_option("--render", render_text,
                  "how the renderer draws: splat (compute shaders, atomics) or points (graphics pipeline)")
@@ -156,11 +157,7 @@ std::optional<int> parse_options(int argc, char** argv, options& opts) {
   app.add_option("--viewed-depth", opts.view.depth, "viewed: sim steps in flight at most")
       ->check(CLI::Range(2, 256))
       ->capture_default_str();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? exit_ok : exit_usage;
-  }
+  if (const auto stop = bench::parse_command_line(app, argc, argv)) return stop;
   opts.render = *particles::parse_render_method(render_text);  // checked by IsMember
   opts.loop = false;
   opts.viewed = false;

@@ -20,6 +20,7 @@
 // status: 0 when every data check passed (goals met or not), 1 on a CUDA/Vulkan/membridge error or
 // wrong data, 2 without a usable CUDA device (or Vulkan device on it) or enough free memory, 64 for
 // a bad command line.
+#include "cli.hpp"
 #include "ipc/parts.hpp"
 #include "ipc/report.hpp"
 #include "ipc/support.hpp"
@@ -83,8 +84,8 @@ std::optional<int> parse_options(int argc, char** argv, options& opts) {
   app.add_flag("--vulkan-only", vulkan_only, "frame handoff: skip the CUDA-consumer reference pipelines");
   app.add_flag("--quick", c.quick,
                "a short run: 5 rounds, 500 frames after 100 warm-up, paced 144 after 24, 1 frame round");
-  app.add_option("--json", opts.json_path, "also write the JSON line to FILE")->type_name("FILE");
-  app.add_option("--device", c.device, "CUDA device ordinal")->check(CLI::NonNegativeNumber)->capture_default_str();
+  bench::add_json_option(app, opts.json_path);
+  bench::add_device_option(app, c.device);
   app.add_option("--attach-peer-device", c.attach_peer_device,
                  "(a): also attach with the subscriber on CUDA device N (peer access to --device's memory), "
                  "interleaved with the same-GPU attach; reports both and the ratio (not run, exit 0, without such a "
@@ -96,13 +97,11 @@ std::optional<int> parse_options(int argc, char** argv, options& opts) {
       ->delimiter(',')
       ->check(CLI::IsMember({"attach", "growth", "frames"}))
       ->capture_default_str();
-  try {
-    app.parse(argc, argv);
+  const auto check_peer = [&c] {
     if (c.attach_peer_device >= 0 && c.attach_peer_device == c.device)
       throw CLI::ValidationError("--attach-peer-device", "must differ from --device (" + std::to_string(c.device) + ")");
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? exit_ok : exit_usage;
-  }
+  };
+  if (const auto stop = bench::parse_command_line(app, argc, argv, check_peer)) return stop;
   const auto asked = [&parts](std::string_view part) { return std::find(parts.begin(), parts.end(), part) != parts.end(); };
   c.run_attach = asked("attach");
   c.run_growth = asked("growth");
@@ -117,13 +116,6 @@ std::optional<int> parse_options(int argc, char** argv, options& opts) {
     c.frames.rounds = 1;
   }
   return std::nullopt;
-}
-
-void write_json_file(const std::string& path, const std::string& line) {
-  std::ofstream file(path, std::ios::out | std::ios::trunc);
-  file << line << '\n';
-  file.flush();
-  if (!file) throw bench_failure("cannot write the JSON line to " + path);
 }
 
 /// "done in 1.23 s" on stderr, for the log.
@@ -225,7 +217,7 @@ int run(const options& opts) {
   print_report(std::cout, config, env, results);
   const std::string line = report_json(config, env, results).dump(-1, ' ', false, bench::json::error_handler_t::replace);
   std::cout << line << std::endl;
-  if (!opts.json_path.empty()) write_json_file(opts.json_path, line);
+  if (!opts.json_path.empty()) bench::write_json_file(opts.json_path, line);
   return exit_ok;
 }
 

@@ -5,8 +5,10 @@
 // queue of this process: per frame one empty submit that waits for `produced` and signals all N
 // consumer semaphores (what N viewer processes would do, without their processes). Every frame's
 // stamps are checked. See docs/synchronization.md, "Several consumers".
+#include "frame_memory.hpp"
 #include "producer_kernels.cuh"
 
+#include "cli.hpp"
 #include "cuda_support.hpp"
 #include "stats.hpp"
 
@@ -33,12 +35,11 @@ namespace membridge::bench::consumers_bench {
 
 namespace {
 
-using producer_bench::frame_stamp;
+using producer_bench::frame_memory;
+using producer_bench::handoff;
 using producer_bench::launch_frame_step;
-using producer_bench::slot_word;
-using producer_bench::step_args;
+using producer_bench::wait_limit;
 using steady = std::chrono::steady_clock;
-constexpr auto wait_limit = std::chrono::seconds(10);
 
 struct config {
   std::uint64_t frames = 500;  // timed frames per block
@@ -61,98 +62,6 @@ void ok_or_fail(const result<void>& r, const std::string& doing) {
   if (!r) throw bench_failure(doing + ": " + r.error().message());
 }
 
-/// Device memory of one lane: frame counter, overflow count, seed, the ring and the stamp log.
-class frame_memory {
- public:
-  explicit frame_memory(const config& c) : log_frames_(c.warmup + c.frames), slot_words_(c.slot_words), slot_count_(c.slots) {
-    check_cuda(cudaMalloc(&base_, bytes()), "cudaMalloc (frame memory)");
-    auto* p = static_cast<char*>(base_);
-    counter_ = reinterpret_cast<unsigned long long*>(p);
-    overflows_ = reinterpret_cast<unsigned long long*>(p + 8);
-    seed_ = reinterpret_cast<std::uint32_t*>(p + 16);
-    slots_ = reinterpret_cast<std::uint32_t*>(p + 64);
-    log_ = slots_ + std::size_t{slot_count_} * slot_words_;
-  }
-  frame_memory(const frame_memory&) = delete;
-  frame_memory& operator=(const frame_memory&) = delete;
-  ~frame_memory() { (void)cudaFree(base_); }
-
-  [[nodiscard]] step_args args(std::uint32_t slot) const {
-    step_args a;
-    a.frame_counter = counter_;
-    a.slot = slots_ + std::size_t{slot} * slot_words_;
-    a.slot_words = slot_words_;
-    a.log = log_;
-    a.log_frames = log_frames_;
-    a.overflows = overflows_;
-    a.step = 0;
-    a.steps = 1;
-    a.seed = seed_;
-    return a;
-  }
-  /// Before a block: everything 0, a fresh seed.
-  void reset(std::uint32_t seed, cudaStream_t stream) {
-    check_cuda(cudaMemsetAsync(base_, 0, bytes(), stream), "cudaMemsetAsync (frame memory)");
-    check_cuda(cudaMemcpyAsync(seed_, &seed, sizeof seed, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync (seed)");
-    check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize (frame memory reset)");
-  }
-  /// After a block of `total` frames starting at absolute frame `first`: every stamp in the log,
-  /// the counter at `total`, no overflow, each slot holding its last frame's stamp.
-  void verify(std::uint32_t seed, std::uint64_t first, std::uint64_t total, const std::string& what) const {
-    unsigned long long head[2] = {0, 0};
-    check_cuda(cudaMemcpy(head, counter_, sizeof head, cudaMemcpyDeviceToHost), "cudaMemcpy (counter)");
-    if (head[0] != total || head[1] != 0)
-      throw bench_failure(what + ": the frame counter reads " + std::to_string(head[0]) + " (expected " +
-                          std::to_string(total) + "), " + std::to_string(head[1]) + " frames past the log");
-    std::vector<std::uint32_t> log(total);
-    check_cuda(cudaMemcpy(log.data(), log_, log.size() * 4, cudaMemcpyDeviceToHost), "cudaMemcpy (log)");
-    for (std::uint64_t i = 0; i < total; ++i)
-      if (log[i] != frame_stamp(seed, i, 0))
-        throw bench_failure(what + ": the stamp of frame " + std::to_string(i) + " of the block is wrong");
-    std::vector<std::uint32_t> words(slot_words_);
-    for (std::uint32_t s = 0; s < slot_count_ && s < total; ++s) {
-      std::uint64_t last = total - 1;
-      while ((first + last) % slot_count_ != s) --last;
-      check_cuda(cudaMemcpy(words.data(), slots_ + std::size_t{s} * slot_words_, slot_words_ * 4, cudaMemcpyDeviceToHost),
-                 "cudaMemcpy (slot)");
-      const std::uint32_t stamp = frame_stamp(seed, last, 0);
-      for (std::uint32_t w = 0; w < slot_words_; ++w)
-        if (words[w] != slot_word(stamp, w))
-          throw bench_failure(what + ": slot " + std::to_string(s) + " word " + std::to_string(w) +
-                              " is not the last frame's stamp");
-    }
-  }
-
- private:
-  [[nodiscard]] std::size_t bytes() const { return 64 + (std::size_t{slot_count_} * slot_words_ + log_frames_) * 4; }
-  void* base_ = nullptr;
-  unsigned long long* counter_ = nullptr;
-  unsigned long long* overflows_ = nullptr;
-  std::uint32_t* seed_ = nullptr;
-  std::uint32_t* slots_ = nullptr;
-  std::uint32_t* log_ = nullptr;
-  std::uint64_t log_frames_ = 0;
-  std::uint32_t slot_words_ = 0;
-  std::uint32_t slot_count_ = 0;
-};
-
-/// Counters the producer and consumer threads hand each other (host only).
-struct handoff {
-  std::atomic<std::uint64_t> enqueued{0};
-  std::atomic<std::uint64_t> submitted{0};
-  std::atomic<bool> failed{false};
-
-  static void wait_for(const std::atomic<std::uint64_t>& counter, std::uint64_t value, const std::atomic<bool>& failed,
-                       const char* what) {
-    const auto deadline = steady::now() + wait_limit;
-    while (counter.load(std::memory_order_acquire) < value) {
-      if (failed.load(std::memory_order_acquire)) throw bench_failure(std::string("the other thread failed while ") + what);
-      if (steady::now() > deadline) throw bench_failure(std::string("timed out ") + what);
-      std::this_thread::yield();
-    }
-  }
-};
-
 struct block_result {
   std::vector<double> host_us;  // producer-thread time per timed frame
   double gpu_us = 0.0;          // GPU time per timed frame (CUDA events around the timed frames)
@@ -162,7 +71,7 @@ struct block_result {
 class lane {
  public:
   lane(const config& c, const cuda::device& cu, const vulkan::device_context& vk, std::uint32_t consumers)
-      : c_(c), vk_(vk), consumers_(consumers), memory_(c) {
+      : c_(c), vk_(vk), consumers_(consumers), memory_(c.warmup + c.frames, c.slots, c.slot_words, 1) {
     timeline_ = value_or_fail(sync::frame_timeline::create(vk, cu, {.slots = c.slots, .consumer_slots = true}),
                               "frame_timeline::create (consumer_slots)");
     for (std::uint32_t id = 1; id <= consumers; ++id) {
@@ -213,7 +122,7 @@ class lane {
         if (i == c_.warmup) check_cuda(cudaEventRecord(ev0_, stream_.get()), "cudaEventRecord");
         const auto t0 = steady::now();
         ok_or_fail(timeline_.cuda_acquire(stream_.get(), n), "frame_timeline::cuda_acquire");
-        check_cuda(launch_frame_step(memory_.args(timeline_.slot(n)), stream_.get()), "launch_frame_step");
+        check_cuda(launch_frame_step(memory_.args(timeline_.slot(n), 0), stream_.get()), "launch_frame_step");
         ok_or_fail(timeline_.cuda_release(stream_.get(), n), "frame_timeline::cuda_release");
         const auto t1 = steady::now();
         if (i >= c_.warmup) out.host_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
@@ -409,13 +318,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 8))
       ->capture_default_str();
   app.add_flag("--quick", c.quick, "a smoke run: 2 blocks of 100 frames after 20 warm-up");
-  app.add_option("--json", c.json_path, "also write the JSON line to FILE")->type_name("FILE");
-  app.add_option("--device", c.device, "CUDA device ordinal")->check(CLI::NonNegativeNumber)->capture_default_str();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? exit_ok : exit_usage;
-  }
+  add_json_option(app, c.json_path);
+  add_device_option(app, c.device);
+  if (const auto stop = parse_command_line(app, argc, argv)) return *stop;
   if (c.quick) {
     c.frames = 100;
     c.warmup = 20;

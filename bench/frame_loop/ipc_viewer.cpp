@@ -1,5 +1,7 @@
 #include "ipc_viewer.hpp"
 
+#include "child_exec.hpp"
+
 #include <membridge/ipc/subscriber.hpp>
 #include <membridge/sync/ipc_buffers.hpp>
 
@@ -158,48 +160,6 @@ T as_msg(const std::vector<std::byte>& bytes) {
   throw bench_failure(text);
 }
 
-// ------------------------------------------------------------------------------- child process ---
-
-/// Forks and re-executes this binary as the ipc viewer, `child_end` as its fd 3. Returns its pid.
-pid_t spawn_child(const os::unique_fd& child_end) {
-  std::string arg0 = "membridge_bench_frame_loop";
-  std::string arg1(ipc_viewer_flag);
-  std::array<char*, 3> argv{arg0.data(), arg1.data(), nullptr};
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid < 0) throw bench_failure(std::string("fork: ") + std::strerror(errno));
-  if (pid == 0) {
-    // Only async-signal-safe calls until exec. Die with the parent; the socket becomes fd 3.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(93);
-    if (child_end.get() == child_fd) {
-      if (::fcntl(child_fd, F_SETFD, 0) != 0) ::_exit(91);
-    } else if (::dup2(child_end.get(), child_fd) < 0) {
-      ::_exit(91);
-    }
-    ::execv("/proc/self/exe", argv.data());
-    ::_exit(92);
-  }
-  return pid;
-}
-
-/// Waits up to `timeout` for `pid` to exit; kills it past that. Returns its exit status (-1: killed
-/// or not a normal exit).
-int reap(pid_t pid, std::chrono::milliseconds timeout) {
-  const auto deadline = steady::now() + timeout;
-  for (;;) {
-    int status = 0;
-    const pid_t r = ::waitpid(pid, &status, WNOHANG);
-    if (r == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    if (r < 0 || steady::now() >= deadline) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      return -1;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-}
-
 }  // namespace
 
 std::span<const particles::particle> ipc_viewer_report::frame_history(std::uint64_t frame) const {
@@ -238,7 +198,7 @@ ipc_viewer_process::ipc_viewer_process(const session& s, const scene& sc, const 
     link_ = os::unique_fd::from_native(sv[0]);
     {
       const auto child_end = os::unique_fd::from_native(sv[1]);
-      pid_ = spawn_child(child_end);
+      pid_ = spawn_self({"membridge_bench_frame_loop", std::string(ipc_viewer_flag)}, child_end, child_fd);
     }  // closed here: the link sees the child's end close when the child exits
 
     setup_msg m;
@@ -320,7 +280,7 @@ ipc_viewer_report ipc_viewer_process::finish(std::uint64_t frames) {
       out.history.insert(out.history.end(), h, h + viewed_samples);
     }
   }
-  const int status = reap(std::exchange(pid_, -1), wait_timeout);
+  const int status = reap_child(std::exchange(pid_, -1), wait_timeout);
   if (status != exit_ok) throw bench_failure("the ipc viewer process exited with status " + std::to_string(status));
   return out;
 }

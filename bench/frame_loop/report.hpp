@@ -35,15 +35,8 @@ struct config_result {
   std::vector<std::string> data_failures;   ///< Wrong data (each a message); empty when all checks passed.
 };
 
-/// A goal of the issue, with the measured value.
-struct goal {
-  std::string key;          ///< JSON name.
-  std::string description;  ///< For people.
-  std::string comparison;   ///< ">=", "<=" or "==".
-  double target = 0.0;      ///< The bound.
-  double measured = 0.0;    ///< What this run measured.
-  bool met = false;         ///< Whether the measurement meets the bound.
-};
+/// A goal of the issue, with the measured value (stats.hpp; comparison ">=", "<=" or "==").
+using bench::goal;
 
 /// Statistics of one per-frame quantity: over rounds, the median of each round's mean, median and p99.
 /// For frame times the mean is the throughput figure (run time / frames): frames that complete in

@@ -46,10 +46,6 @@ void make_renderer(session& s, particles::render_method method) {
 
 }  // namespace
 
-std::string cuda_version_text(int version) {
-  return std::to_string(version / 1000) + '.' + std::to_string((version % 1000) / 10);
-}
-
 session open_session(int ordinal, particles::render_method method) {
   open_runtime_device(ordinal);
   auto device = cuda::device::open(ordinal);

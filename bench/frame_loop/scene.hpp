@@ -57,8 +57,8 @@ struct session {
 /// Ownership: the session owns its context and renderer.
 [[nodiscard]] session open_vulkan_session(const device_uuid& uuid, particles::render_method method);
 
-/// "13.0" for a CUDA version number such as 13000.
-[[nodiscard]] std::string cuda_version_text(int version);
+/// "13.0" for a CUDA version number such as 13000 (cuda_support.hpp), named here too.
+using bench::cuda_version_text;
 
 /// The particles of one size: ring_slots slots of `count` particles, back to back, in one
 /// growable_buffer, and Vulkan's view of it. Frame n writes slot n % ring_slots: it copies the slot

@@ -18,9 +18,6 @@ void check_vk(VkResult rc, std::string_view call, std::source_location where) {
                         std::to_string(static_cast<int>(rc)) + ")");
 }
 
-void ok_or_fail(const result<void>& r, std::string_view doing) {
-  if (!r) throw bench_failure(std::string(doing) + ": " + r.error().message());
-}
 
 double ms_between(steady::time_point from, steady::time_point to) {
   return std::chrono::duration<double, std::milli>(to - from).count();
@@ -33,18 +30,6 @@ double thread_cpu_ns() {
 }
 
 // -------------------------------------------------------------------------------- CUDA objects ---
-
-cuda_event::cuda_event() { MEMBRIDGE_FRAME_LOOP_CUDA(cudaEventCreate(&event_)); }
-
-cuda_event::~cuda_event() {
-  if (event_ != nullptr) (void)cudaEventDestroy(event_);
-}
-
-double elapsed_ms(const cuda_event& from, const cuda_event& to) {
-  float ms = 0.0F;
-  MEMBRIDGE_FRAME_LOOP_CUDA(cudaEventElapsedTime(&ms, from.get(), to.get()));
-  return static_cast<double>(ms);
-}
 
 void wait_event(const cuda_event& event, std::string_view what) {
   const auto deadline = steady::now() + wait_timeout;

@@ -27,9 +27,11 @@ namespace membridge::bench::frame_loop {
 /// benchmark shares (cuda_support.hpp), named here too: for frame_loop:: and `using namespace`.
 using bench::bench_failure;
 using bench::check_cuda;
+using bench::cuda_event;
 using bench::cuda_stream;
 using bench::cuda_error_text;
 using bench::device_unavailable;
+using bench::elapsed_ms;
 using bench::exit_failed;
 using bench::exit_no_device;
 using bench::exit_ok;
@@ -37,6 +39,8 @@ using bench::exit_usage;
 using bench::open_runtime_device;
 using bench::run_main;
 using bench::where_text;
+using bench::ok_or_fail;
+using bench::value_or_fail;
 
 /// Every host wait of the benchmark gives up after this long.
 inline constexpr std::chrono::seconds wait_timeout{10};
@@ -46,15 +50,7 @@ inline constexpr std::chrono::seconds wait_timeout{10};
 /// Throws bench_failure naming the place, the call and the VkResult unless `rc` is VK_SUCCESS.
 void check_vk(VkResult rc, std::string_view call, std::source_location where = std::source_location::current());
 
-/// The value of a membridge result; throws bench_failure with `doing` and the error's message.
-template <class T>
-T value_or_fail(result<T>&& r, std::string_view doing) {
-  if (!r) throw bench_failure(std::string(doing) + ": " + r.error().message());
-  return std::move(r).value();
-}
 
-/// Throws bench_failure with `doing` and the error's message when `r` holds an error.
-void ok_or_fail(const result<void>& r, std::string_view doing);
 
 /// Checks a CUDA runtime call: on failure the benchmark ends with status 1 and a message naming
 /// file:line, the call and the error.
@@ -73,26 +69,6 @@ using steady = std::chrono::steady_clock;
 [[nodiscard]] double thread_cpu_ns();
 
 // -------------------------------------------------------------------------------- CUDA objects ---
-
-
-/// A CUDA event with timing (cudaEventCreate / cudaEventDestroy). Move-only.
-class cuda_event {
- public:
-  cuda_event();
-  cuda_event(const cuda_event&) = delete;
-  cuda_event& operator=(const cuda_event&) = delete;
-  cuda_event(cuda_event&& other) noexcept : event_(std::exchange(other.event_, nullptr)) {}
-  cuda_event& operator=(cuda_event&&) = delete;
-  ~cuda_event();
-  /// The event, owned by this object.
-  [[nodiscard]] cudaEvent_t get() const noexcept { return event_; }
-
- private:
-  cudaEvent_t event_ = nullptr;
-};
-
-/// Milliseconds between two completed events (cudaEventElapsedTime).
-[[nodiscard]] double elapsed_ms(const cuda_event& from, const cuda_event& to);
 
 /// Waits for `event` on the host, polling, for at most wait_timeout; throws bench_failure naming
 /// `what` on a timeout or an error (cudaEventSynchronize has no timeout).

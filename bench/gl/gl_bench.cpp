@@ -16,6 +16,8 @@
 #include "report.hpp"
 #include "viewed.hpp"
 
+#include "cli.hpp"
+
 #include <membridge/core/units.hpp>
 #include <membridge/sync/gl_bridge.hpp>
 #include <membridge/sync/same_gpu.hpp>
@@ -30,6 +32,7 @@ namespace {
 
 using namespace membridge::bench::gl_bench;
 namespace bench = membridge::bench;
+using bench::cuda_version_text;
 using namespace membridge::literals;
 
 struct options {
@@ -68,25 +71,19 @@ std::optional<int> parse_options(int argc, char** argv, options& opts) {
   app.add_option("--hz", opts.hz, "part p: pacing rate")->check(CLI::Range(10.0, 1000.0))->capture_default_str();
   app.add_option("--goal-chunk-mib", opts.goal_chunk_mib, "part p: chunk cap (MiB) of the configuration the goal uses")
       ->capture_default_str();
-  app.add_option("--json", opts.json_path, "also write the JSON line to FILE")->type_name("FILE");
-  app.add_option("--device", opts.device, "CUDA device ordinal")->check(CLI::NonNegativeNumber)->capture_default_str();
-  try {
-    app.parse(argc, argv);
+  bench::add_json_option(app, opts.json_path);
+  bench::add_device_option(app, opts.device);
+  const auto check_parts = [&opts] {
     if (opts.parts.find_first_not_of("abcpv") != std::string::npos || opts.parts.empty())
       throw CLI::ValidationError("--parts", "use letters among a, b, c, p, v");
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? bench::exit_ok : bench::exit_usage;
-  }
+  };
+  if (const auto stop = bench::parse_command_line(app, argc, argv, check_parts)) return stop;
   if (opts.quick) {
     if (opts.frames == 200) opts.frames = 30;
     if (opts.blocks == 6) opts.blocks = 2;
     if (opts.growth_rounds == 3) opts.growth_rounds = 1;
   }
   return std::nullopt;
-}
-
-std::string cuda_version_text(int version) {
-  return std::to_string(version / 1000) + '.' + std::to_string((version % 1000) / 10);
 }
 
 int run(const options& opts) {

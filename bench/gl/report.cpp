@@ -11,29 +11,6 @@ namespace membridge::bench::gl_bench {
 
 namespace {
 
-/// numerator / denominator: of the medians, and paired (same block or round).
-struct ratio {
-  double of_medians = std::nan("");
-  summary paired;
-};
-
-ratio compare(const std::vector<double>& numerator, const std::vector<double>& denominator) {
-  std::vector<double> paired;
-  for (std::size_t i = 0; i < numerator.size() && i < denominator.size(); ++i) paired.push_back(numerator[i] / denominator[i]);
-  return {median(numerator) / median(denominator), summarize(paired)};
-}
-
-json ratio_json(const ratio& r) { return {{"of_medians", rounded(r.of_medians, 4)}, {"paired", to_json(r.paired, 4)}}; }
-
-struct goal {
-  std::string key;
-  std::string description;
-  std::string comparison;
-  double target = 0.0;
-  double measured = 0.0;
-  bool met = false;
-};
-
 goal make_goal(std::string key, std::string description, std::string comparison, double target, double measured) {
   const bool met = comparison == "<=" ? measured <= target : comparison == "==" ? measured == target : measured >= target;
   return {std::move(key), std::move(description), std::move(comparison), target, measured, met && !std::isnan(measured)};

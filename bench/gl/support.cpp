@@ -12,9 +12,6 @@ namespace membridge::bench::gl_bench {
 
 namespace gpu = testing::gpu;
 
-void ok_or_fail(const result<void>& r, std::string_view doing) {
-  if (!r) throw bench_failure(std::string(doing) + ": " + r.error().message());
-}
 
 void check_gl(std::string_view what) {
   std::string errors;
@@ -56,13 +53,6 @@ unsigned long long device_counter::read() const {
   unsigned long long value = 0;
   MEMBRIDGE_GL_BENCH_CUDA(cudaMemcpy(&value, p_, sizeof value, cudaMemcpyDeviceToHost));
   return value;
-}
-
-std::size_t memory_in_use() {
-  std::size_t free_bytes = 0;
-  std::size_t total_bytes = 0;
-  MEMBRIDGE_GL_BENCH_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
-  return total_bytes - free_bytes;
 }
 
 std::uint32_t frame_seed(std::uint32_t lane, std::uint64_t frame, unsigned step) noexcept {

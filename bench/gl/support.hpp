@@ -32,6 +32,8 @@ namespace membridge::bench::gl_bench {
 using bench::bench_failure;
 using bench::check_cuda;
 using bench::device_unavailable;
+using bench::ok_or_fail;
+using bench::value_or_fail;
 
 /// Every host wait of the benchmark (a fence, the other thread) gives up after this long.
 inline constexpr std::chrono::seconds wait_timeout{20};
@@ -45,15 +47,7 @@ void check_peer(const std::function<void()>& check);
 /// The peer data checks that failed so far.
 [[nodiscard]] const std::vector<std::string>& peer_data_failures();
 
-/// The value of a membridge result; throws bench_failure with `doing` and the error's message.
-template <class T>
-T value_or_fail(result<T>&& r, std::string_view doing) {
-  if (!r) throw bench_failure(std::string(doing) + ": " + r.error().message());
-  return std::move(r).value();
-}
 
-/// Throws bench_failure with `doing` and the error's message when `r` holds an error.
-void ok_or_fail(const result<void>& r, std::string_view doing);
 
 /// Throws bench_failure naming `what` and every pending GL error (glGetError until GL_NO_ERROR).
 void check_gl(std::string_view what);
@@ -131,8 +125,8 @@ class device_counter {
   unsigned long long* p_ = nullptr;
 };
 
-/// Bytes of device memory in use now (total - free, cudaMemGetInfo): GL's and CUDA's, any process.
-[[nodiscard]] std::size_t memory_in_use();
+/// Bytes of device memory in use now (cuda_support.hpp): GL's and CUDA's, any process.
+using bench::memory_in_use;
 
 /// `value` rounded up to a multiple of `multiple`.
 [[nodiscard]] constexpr std::size_t round_up(std::size_t value, std::size_t multiple) noexcept {

@@ -10,28 +10,6 @@ namespace membridge::bench::ipc_bench {
 
 namespace {
 
-/// numerator / denominator: of the medians, and paired sample by sample (the same round).
-struct ratio {
-  double of_medians = 0.0;
-  summary paired;
-};
-
-ratio compare(const std::vector<double>& numerator, const std::vector<double>& denominator) {
-  std::vector<double> paired;
-  for (std::size_t i = 0; i < numerator.size() && i < denominator.size(); ++i) paired.push_back(numerator[i] / denominator[i]);
-  return {median(numerator) / median(denominator), summarize(paired)};
-}
-
-/// A goal of the issue with the measured value.
-struct goal {
-  std::string_view key;
-  std::string description;
-  std::string_view comparison;  // "<=" or ">="
-  double target = 0.0;
-  double measured = 0.0;
-  bool met = false;
-};
-
 template <class Row, class Pick>
 std::vector<double> column(const std::vector<Row>& rows, Pick pick) {
   std::vector<double> out;
@@ -253,25 +231,6 @@ text_table summary_table(std::string first) {
                      {"min", align::right},
                      {"max", align::right}});
 }
-
-std::vector<std::string> ratio_row(std::string_view what, const ratio& r) {
-  return {std::string(what), fixed(r.paired.median, 3) + "x", fixed(r.of_medians, 3) + "x",
-          fixed(r.paired.min, 3) + "x", fixed(r.paired.max, 3) + "x"};
-}
-
-text_table ratio_table(std::string title) {
-  return text_table({{std::move(title)},
-                     {"paired median", align::right},
-                     {"of medians", align::right},
-                     {"min paired", align::right},
-                     {"max paired", align::right}});
-}
-
-std::string cuda_version_text(int version) {
-  return std::to_string(version / 1000) + '.' + std::to_string((version % 1000) / 10);
-}
-
-json ratio_json(const ratio& r) { return {{"of_medians", rounded(r.of_medians, 4)}, {"paired", to_json(r.paired, 4)}}; }
 
 /// (a)'s lines on the attach with the subscriber on another GPU, when asked.
 void print_other_gpu(std::ostream& out, const run_config& config, const run_results& r, const digest& d) {
@@ -548,16 +507,8 @@ json report_json(const run_config& config, const run_environment& env, const run
   if (config.attach_peer_device >= 0) out["attach"]["other_gpu"] = other_gpu_json(config, r, d);
   if (config.run_growth) out["growth"] = growth_json(r, d);
   if (config.run_frames) out["frames"] = frames_json(config, d);
-  json goals = json::object();
   bool all_met = true;
-  for (const goal& g : d.goals) {
-    goals[std::string(g.key)] = {{"comparison", g.comparison},
-                                 {"target", g.target},
-                                 {"measured", rounded(g.measured, 4)},
-                                 {"met", g.met}};
-    all_met = all_met && g.met;
-  }
-  out["goals"] = goals;
+  out["goals"] = goals_json(d.goals, all_met);
   out["all_goals_met"] = all_met;
   out["data_checked"] = true;
   return out;

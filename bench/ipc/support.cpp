@@ -1,5 +1,7 @@
 #include "ipc/support.hpp"
 
+#include "child_exec.hpp"
+
 #include "kernels.cuh"
 
 #include <array>
@@ -21,9 +23,6 @@
 
 namespace membridge::bench::ipc_bench {
 
-void ok_or_fail(const result<void>& r, std::string_view doing) {
-  if (!r) throw bench_failure(std::string(doing) + ": " + r.error().message());
-}
 
 ipc::publisher_options publisher_options_for(const std::string& path) {
   ipc::publisher_options options;
@@ -193,25 +192,7 @@ child_process child_process::spawn(int device) {
     throw bench_failure(std::string("socketpair: ") + std::strerror(errno));
   auto parent_end = os::unique_fd::from_native(sv[0]);
   auto child_end = os::unique_fd::from_native(sv[1]);
-  std::string arg0 = "membridge_bench_ipc";
-  std::string arg1(child_flag);
-  std::string arg2 = std::to_string(device);
-  std::array<char*, 4> argv{arg0.data(), arg1.data(), arg2.data(), nullptr};
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid < 0) throw bench_failure(std::string("fork: ") + std::strerror(errno));
-  if (pid == 0) {
-    // Only async-signal-safe calls until exec. Die with the parent; the socket becomes fd 3.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(93);
-    if (child_end.get() == child_fd) {
-      if (::fcntl(child_fd, F_SETFD, 0) != 0) ::_exit(91);
-    } else if (::dup2(child_end.get(), child_fd) < 0) {
-      ::_exit(91);
-    }
-    ::execv("/proc/self/exe", argv.data());
-    ::_exit(92);
-  }
+  const pid_t pid = spawn_self({"membridge_bench_ipc", std::string(child_flag), std::to_string(device)}, child_end, child_fd);
   child_process out;
   out.pid_ = pid;
   out.link_ = peer_link(std::move(parent_end));
@@ -228,24 +209,7 @@ child_process::~child_process() {
 
 int child_process::wait(std::chrono::milliseconds timeout) {
   if (pid_ <= 0) return -1;
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    int status = 0;
-    const pid_t r = ::waitpid(pid_, &status, WNOHANG);
-    if (r == pid_) {
-      pid_ = -1;
-      if (WIFEXITED(status)) return WEXITSTATUS(status);
-      if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-      return -1;
-    }
-    if (r < 0 || std::chrono::steady_clock::now() >= deadline) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, &status, 0);
-      pid_ = -1;
-      return -1;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  return reap_child(std::exchange(pid_, -1), timeout, signal_status::plus_128_signo);
 }
 
 peer_link parent_link() { return peer_link(os::unique_fd::from_native(child_fd)); }

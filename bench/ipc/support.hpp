@@ -30,6 +30,8 @@ using bench::bench_failure;
 using bench::check_cuda;
 using bench::cuda_error_text;
 using bench::device_unavailable;
+using bench::ok_or_fail;
+using bench::value_or_fail;
 using bench::exit_failed;
 using bench::exit_no_device;
 using bench::exit_ok;
@@ -43,15 +45,7 @@ inline constexpr std::string_view child_flag = "--membridge-bench-child";
 
 // ------------------------------------------------------------------------------------ failures ---
 
-/// The value of a membridge result; throws bench_failure with `doing` and the error's message.
-template <class T>
-T value_or_fail(result<T>&& r, std::string_view doing) {
-  if (!r) throw bench_failure(std::string(doing) + ": " + r.error().message());
-  return std::move(r).value();
-}
 
-/// Throws bench_failure with `doing` and the error's message when `r` holds an error.
-void ok_or_fail(const result<void>& r, std::string_view doing);
 
 /// Checks a CUDA runtime call: on failure the benchmark ends with status 1 and a message naming
 /// file:line, the call and the error.

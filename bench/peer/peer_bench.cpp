@@ -104,20 +104,11 @@ peer::run_config config_of(const options& o) {
           .quick = o.quick};
 }
 
-/// Writes `line` and a newline to the file at `path`; throws bench_failure if it cannot.
-void write_json_file(const std::string& path, const std::string& line) {
-  if (path.empty()) return;
-  std::ofstream file(path, std::ios::out | std::ios::trunc);
-  file << line << '\n';
-  file.flush();
-  if (!file) throw bench::bench_failure("cannot write the JSON line to " + path);
-}
-
 /// Prints `j` as the last line (and to --json).
 void emit_json(const bench::json& j, const options& o) {
   const std::string line = j.dump(-1, ' ', false, bench::json::error_handler_t::replace);
   std::cout << line << std::endl;
-  write_json_file(o.json_path, line);
+  if (!o.json_path.empty()) bench::write_json_file(o.json_path, line);
 }
 
 /// MEMBRIDGE_REQUIRE_GPUS as the gpu tests read it (1 when unset).

@@ -21,26 +21,13 @@ std::vector<std::string> summary_row(std::string a, std::string b, const summary
   return {std::move(a), std::move(b), fixed(s.median, 1), fixed(s.min, 1), fixed(s.max, 1)};
 }
 
-/// A table row for a ratio: paired median, ratio of the medians, spread of the paired ratios.
-std::vector<std::string> ratio_row(std::string what, const ratio& r) {
-  return {std::move(what), fixed(r.paired.median, 3) + "x", fixed(r.of_medians, 3) + "x",
-          fixed(r.paired.min, 3) + "x", fixed(r.paired.max, 3) + "x"};
-}
-
 text_table bandwidth_table(std::string first, std::string second) {
   return text_table({{std::move(first)}, {std::move(second)}, {"median GB/s", align::right},
                      {"min", align::right}, {"max", align::right}});
 }
 
-text_table ratio_table(std::string title) {
-  return text_table({{std::move(title)}, {"paired median", align::right}, {"of medians", align::right},
-                     {"min paired", align::right}, {"max paired", align::right}});
-}
-
 /// "GPU 0 -> GPU 1".
 std::string arrow(int from, int to) { return "GPU " + std::to_string(from) + " -> GPU " + std::to_string(to); }
-
-json ratio_json(const ratio& r) { return {{"of_medians", rounded(r.of_medians, 4)}, {"paired", to_json(r.paired, 4)}}; }
 
 json link_json(const cuda::peer_link& l) {
   return {{"from", l.from},

@@ -41,10 +41,6 @@ gpu_pair open_gpu_pair(int local, int remote) {
   return pair;
 }
 
-std::string cuda_version_text(int version) {
-  return std::to_string(version / 1000) + '.' + std::to_string((version % 1000) / 10);
-}
-
 current_device::current_device(int ordinal) {
   check_cuda(cudaGetDevice(&previous_), "cudaGetDevice");
   if (ordinal != previous_) check_cuda(cudaSetDevice(ordinal), "cudaSetDevice(" + std::to_string(ordinal) + ")");
@@ -132,13 +128,6 @@ std::uint64_t timing_lane::read_sink() {
 }
 
 double gbps(std::size_t bytes, double ms) { return static_cast<double>(bytes) / (ms * 1.0e6); }
-
-ratio compare(const std::vector<double>& numerator, const std::vector<double>& denominator) {
-  std::vector<double> paired;
-  for (std::size_t i = 0; i < numerator.size() && i < denominator.size(); ++i)
-    paired.push_back(numerator[i] / denominator[i]);
-  return {median(numerator) / median(denominator), summarize(paired)};
-}
 
 // -------------------------------------------------------------------------------- data checks ---
 

@@ -30,13 +30,8 @@ namespace membridge::bench::peer {
 /// Throws bench_failure with `doing` and the error's message when `r` holds an error.
 void check_ok(const result<void>& r, std::string_view doing);
 
-/// The value of a membridge result; throws bench_failure with `doing` and the error's message when it
-/// holds an error.
-template <class T>
-T value_or_fail(result<T>&& r, std::string_view doing) {
-  if (!r) throw bench_failure(std::string(doing) + ": " + r.error().message());
-  return std::move(r).value();
-}
+/// The value of a membridge result (cuda_support.hpp), named here too for peer::.
+using bench::value_or_fail;
 
 // ------------------------------------------------------------------------------------- devices ---
 
@@ -55,8 +50,8 @@ struct gpu_pair {
 /// `local` current. Throws device_unavailable when either does not exist or cannot be opened.
 [[nodiscard]] gpu_pair open_gpu_pair(int local, int remote);
 
-/// "13.0" for a CUDA version number such as 13000.
-[[nodiscard]] std::string cuda_version_text(int version);
+/// "13.0" for a CUDA version number such as 13000 (cuda_support.hpp), named here too for peer::.
+using bench::cuda_version_text;
 
 /// Makes CUDA device `ordinal` current for the runtime until the scope ends, then makes the
 /// previous one current again.
@@ -179,16 +174,6 @@ class timing_lane {
 
 /// Gigabytes (1e9 bytes) per second for `bytes` moved in `ms` milliseconds.
 [[nodiscard]] double gbps(std::size_t bytes, double ms);
-
-/// numerator / denominator of two interleaved samples: of the medians, and paired value by value
-/// (the same round). Judged by the paired median: drift that hits both within a round cancels there.
-struct ratio {
-  double of_medians = 0.0;  ///< median(numerator) / median(denominator).
-  summary paired;           ///< The per-round ratios.
-};
-
-/// The ratio of `numerator` to `denominator` (paired up to the shorter one's length).
-[[nodiscard]] ratio compare(const std::vector<double>& numerator, const std::vector<double>& denominator);
 
 // -------------------------------------------------------------------------------- data checks ---
 // verify_pattern and verify_value count with membridge_gpu_kernels, which keeps one counter for the

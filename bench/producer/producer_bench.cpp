@@ -2,8 +2,10 @@
 // (cuda_acquire, k kernel launches, cuda_release) against sync::producer_graph (one graph launch),
 // with a Vulkan consumer that keeps up, blocks of both paths interleaved, every frame's data checked.
 // See bench/README.md (membridge_bench_producer).
+#include "frame_memory.hpp"
 #include "producer_kernels.cuh"
 
+#include "cli.hpp"
 #include "cuda_support.hpp"
 #include "stats.hpp"
 
@@ -32,7 +34,6 @@ namespace membridge::bench::producer_bench {
 namespace {
 
 using steady = std::chrono::steady_clock;
-constexpr auto wait_limit = std::chrono::seconds(10);
 
 struct config {
   std::uint64_t frames = 500;   // timed frames per block
@@ -57,113 +58,6 @@ T value_or_fail(result<T>&& r, const std::string& doing) {
 void ok_or_fail(const result<void>& r, const char* doing) {
   if (!r) throw bench_failure(std::string(doing) + ": " + r.error().message());
 }
-
-/// Device memory of one k: the frame counter, the seed, an overflow count, the ring and the log.
-class frame_memory {
- public:
-  frame_memory(const config& c, std::uint32_t k) : k_(k), log_frames_(c.warmup + c.frames) {
-    const std::size_t bytes = 64 + std::size_t{c.slots} * c.slot_words * 4 + log_frames_ * k * 4;
-    check_cuda(cudaMalloc(&base_, bytes), "cudaMalloc (frame memory)");
-    auto* p = static_cast<char*>(base_);
-    counter_ = reinterpret_cast<unsigned long long*>(p);
-    overflows_ = reinterpret_cast<unsigned long long*>(p + 8);
-    seed_ = reinterpret_cast<std::uint32_t*>(p + 16);
-    slots_ = reinterpret_cast<std::uint32_t*>(p + 64);
-    log_ = slots_ + std::size_t{c.slots} * c.slot_words;
-    slot_words_ = c.slot_words;
-    slot_count_ = c.slots;
-  }
-  frame_memory(const frame_memory&) = delete;
-  frame_memory& operator=(const frame_memory&) = delete;
-  ~frame_memory() { (void)cudaFree(base_); }
-
-  /// Step `step`'s arguments for a frame in `slot`.
-  [[nodiscard]] step_args args(std::uint32_t slot, std::uint32_t step) const {
-    step_args a;
-    a.frame_counter = counter_;
-    a.slot = slots_ + std::size_t{slot} * slot_words_;
-    a.slot_words = slot_words_;
-    a.log = log_;
-    a.log_frames = log_frames_;
-    a.overflows = overflows_;
-    a.step = step;
-    a.steps = k_;
-    a.seed = seed_;
-    return a;
-  }
-
-  /// Before a block: counter and overflows 0, the log and the slots cleared, a fresh seed.
-  void reset(std::uint32_t seed, cudaStream_t stream) {
-    check_cuda(cudaMemsetAsync(base_, 0, 64 + (std::size_t{slot_count_} * slot_words_ + log_frames_ * k_) * 4, stream),
-               "cudaMemsetAsync (frame memory)");
-    check_cuda(cudaMemcpyAsync(seed_, &seed, sizeof seed, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync (seed)");
-    check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize (frame memory reset)");
-  }
-
-  /// After a block of `total` frames whose first absolute frame is `first`: every frame's stamps in
-  /// the log, the counter at `total`, no overflow, each slot holding its last frame's last stamp.
-  void verify(std::uint32_t seed, std::uint64_t first, std::uint64_t total, const std::string& what) const {
-    unsigned long long head[2] = {0, 0};
-    check_cuda(cudaMemcpy(head, counter_, sizeof head, cudaMemcpyDeviceToHost), "cudaMemcpy (counter)");
-    if (head[0] != total || head[1] != 0)
-      throw bench_failure(what + ": the frame counter reads " + std::to_string(head[0]) + " (expected " +
-                          std::to_string(total) + "), " + std::to_string(head[1]) + " frames past the log");
-    std::vector<std::uint32_t> log(total * k_);
-    check_cuda(cudaMemcpy(log.data(), log_, log.size() * 4, cudaMemcpyDeviceToHost), "cudaMemcpy (log)");
-    std::uint64_t bad = 0;
-    std::uint64_t first_bad = total;
-    for (std::uint64_t i = 0; i < total; ++i)
-      for (std::uint32_t j = 0; j < k_; ++j)
-        if (log[i * k_ + j] != frame_stamp(seed, i, j)) {
-          ++bad;
-          first_bad = std::min(first_bad, i);
-        }
-    if (bad != 0)
-      throw bench_failure(what + ": " + std::to_string(bad) + " of " + std::to_string(log.size()) +
-                          " logged stamps are wrong (first in frame " + std::to_string(first_bad) + " of the block)");
-    std::vector<std::uint32_t> words(slot_words_);
-    for (std::uint32_t s = 0; s < slot_count_ && s < total; ++s) {
-      std::uint64_t last = total - 1;  // the block's last frame in slot s (slots follow absolute frames)
-      while ((first + last) % slot_count_ != s) --last;
-      check_cuda(cudaMemcpy(words.data(), slots_ + std::size_t{s} * slot_words_, slot_words_ * 4, cudaMemcpyDeviceToHost),
-                 "cudaMemcpy (slot)");
-      const std::uint32_t stamp = frame_stamp(seed, last, k_ - 1);
-      for (std::uint32_t w = 0; w < slot_words_; ++w)
-        if (words[w] != slot_word(stamp, w))
-          throw bench_failure(what + ": slot " + std::to_string(s) + " word " + std::to_string(w) +
-                              " is not the last frame's stamp");
-    }
-  }
-
- private:
-  void* base_ = nullptr;
-  unsigned long long* counter_ = nullptr;
-  unsigned long long* overflows_ = nullptr;
-  std::uint32_t* seed_ = nullptr;
-  std::uint32_t* slots_ = nullptr;
-  std::uint32_t* log_ = nullptr;
-  std::uint32_t k_ = 1;
-  std::uint64_t log_frames_ = 0;
-  std::uint32_t slot_words_ = 0;
-  std::uint32_t slot_count_ = 0;
-};
-
-/// Counters the producer and consumer threads hand each other (host only, never the GPU).
-struct handoff {
-  std::atomic<std::uint64_t> enqueued{0};   // frames (of the block) the producer has enqueued
-  std::atomic<std::uint64_t> submitted{0};  // frames the consumer has submitted
-  std::atomic<bool> failed{false};
-
-  static void wait_for(const std::atomic<std::uint64_t>& counter, std::uint64_t value, const std::atomic<bool>& failed,
-                       const char* what) {
-    const auto deadline = steady::now() + wait_limit;
-    while (counter.load(std::memory_order_acquire) < value) {
-      if (failed.load(std::memory_order_acquire)) throw bench_failure(std::string("the other thread failed while ") + what);
-      if (steady::now() > deadline) throw bench_failure(std::string("timed out ") + what);
-      std::this_thread::yield();
-    }
-  }
-};
 
 struct block_result {
   std::vector<double> host_us;  // producer-thread time per timed frame
@@ -194,7 +88,7 @@ class bench_run {
 
   /// Creates k's graphs (timed once) and memory.
   void prepare(lane& l) {
-    memory_.push_back(std::make_unique<frame_memory>(c_, l.k));
+    memory_.push_back(std::make_unique<frame_memory>(c_.warmup + c_.frames, c_.slots, c_.slot_words, l.k));
     const frame_memory& mem = *memory_.back();
     const std::uint32_t k = l.k;
     const auto t0 = steady::now();
@@ -483,13 +377,9 @@ int main(int argc, char** argv) {
   app.add_option("--blocks", c.blocks, "interleaved blocks per path and k")->check(CLI::Range(1, 100))->capture_default_str();
   app.add_option("--slots", c.slots, "ring slots (frames in flight)")->check(CLI::Range(1, 8))->capture_default_str();
   app.add_flag("--quick", c.quick, "a smoke run: 2 blocks of 100 frames after 20 warm-up");
-  app.add_option("--json", c.json_path, "also write the JSON line to FILE")->type_name("FILE");
-  app.add_option("--device", c.device, "CUDA device ordinal")->check(CLI::NonNegativeNumber)->capture_default_str();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? exit_ok : exit_usage;
-  }
+  add_json_option(app, c.json_path);
+  add_device_option(app, c.device);
+  if (const auto stop = parse_command_line(app, argc, argv)) return *stop;
   if (c.quick) {
     c.frames = 100;
     c.warmup = 20;

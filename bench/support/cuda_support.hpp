@@ -1,7 +1,9 @@
 // bench/support/cuda_support.hpp: what every CUDA benchmark shares: its exit codes, the failures
-// that end it (with messages that name the call), checks of CUDA runtime results, opening a device
+// that end it (with messages that name the call), checks of CUDA runtime and membridge results, opening a device
 // for the CUDA runtime, and main()'s mapping of those failures to messages and exit codes.
 #pragma once
+
+#include <membridge/core/result.hpp>
 
 #include <cuda_runtime.h>
 
@@ -45,6 +47,17 @@ class device_unavailable : public std::runtime_error {
 /// Throws bench_failure naming the place, the call and CUDA's error unless `rc` is cudaSuccess.
 void check_cuda(cudaError_t rc, std::string_view call, std::source_location where = std::source_location::current());
 
+/// The value of a membridge result; throws bench_failure with `doing` and the error's message when it
+/// holds an error.
+template <class T>
+T value_or_fail(result<T>&& r, std::string_view doing) {
+  if (!r) throw bench_failure(std::string(doing) + ": " + r.error().message());
+  return std::move(r).value();
+}
+
+/// Throws bench_failure with `doing` and the error's message when `r` holds an error.
+void ok_or_fail(const result<void>& r, std::string_view doing);
+
 // -------------------------------------------------------------------------------- CUDA objects ---
 
 /// A non-blocking CUDA stream (cudaStreamCreateWithFlags / cudaStreamDestroy). Move-only.
@@ -70,12 +83,46 @@ class cuda_stream {
   cudaStream_t stream_ = nullptr;
 };
 
+/// A CUDA event with timing (cudaEventCreate / cudaEventDestroy). Move-only.
+/// Ownership: the object owns the event; a failure to create it ends the benchmark.
+class cuda_event {
+ public:
+  cuda_event();
+  cuda_event(const cuda_event&) = delete;
+  cuda_event& operator=(const cuda_event&) = delete;
+  /// Takes over `other`'s event; `other` becomes empty.
+  cuda_event(cuda_event&& other) noexcept : event_(std::exchange(other.event_, nullptr)) {}
+  cuda_event& operator=(cuda_event&&) = delete;
+  /// cudaEventDestroy (its status is ignored).
+  ~cuda_event();
+  /// The event. Ownership: still owned by this object.
+  [[nodiscard]] cudaEvent_t get() const noexcept { return event_; }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
+/// Milliseconds between two completed events (cudaEventElapsedTime); a failure ends the benchmark.
+[[nodiscard]] double elapsed_ms(const cuda_event& from, const cuda_event& to);
+
 // -------------------------------------------------------------------------------------- device ---
 
 /// Makes CUDA device `ordinal` current for the CUDA runtime and creates its primary context
 /// (cudaSetDevice, then cudaFree(nullptr)). Throws device_unavailable with the reason when the
 /// runtime finds no device, `ordinal` does not exist or either call fails.
 void open_runtime_device(int ordinal);
+
+/// Bytes of device memory in use now on the current device (total - free, cudaMemGetInfo): this
+/// process's and any other's. A failure ends the benchmark.
+[[nodiscard]] std::size_t memory_in_use();
+
+/// "13.0" for a CUDA version number such as 13000 (cudaDriverGetVersion, cudaRuntimeGetVersion).
+[[nodiscard]] std::string cuda_version_text(int version);
+
+// -------------------------------------------------------------------------------------- output ---
+
+/// Writes `line` and a newline to the file at `path` (replacing it); throws bench_failure if it cannot.
+void write_json_file(const std::string& path, const std::string& line);
 
 // ---------------------------------------------------------------------------------------- main ---
 

@@ -66,6 +66,30 @@ json to_json(const summary& s, int decimals) {
   return out;
 }
 
+ratio compare(const std::vector<double>& numerator, const std::vector<double>& denominator) {
+  std::vector<double> paired;
+  for (std::size_t i = 0; i < numerator.size() && i < denominator.size(); ++i)
+    paired.push_back(numerator[i] / denominator[i]);
+  return {median(numerator) / median(denominator), summarize(paired)};
+}
+
+json ratio_json(const ratio& r) { return {{"of_medians", rounded(r.of_medians, 4)}, {"paired", to_json(r.paired, 4)}}; }
+
+std::vector<std::string> ratio_row(std::string_view what, const ratio& r) {
+  return {std::string(what), fixed(r.paired.median, 3) + "x", fixed(r.of_medians, 3) + "x",
+          fixed(r.paired.min, 3) + "x", fixed(r.paired.max, 3) + "x"};
+}
+
+json goals_json(const std::vector<goal>& goals, bool& all_met) {
+  json out = json::object();
+  all_met = true;
+  for (const goal& g : goals) {
+    out[g.key] = {{"comparison", g.comparison}, {"target", g.target}, {"measured", rounded(g.measured, 4)}, {"met", g.met}};
+    all_met = all_met && g.met;
+  }
+  return out;
+}
+
 text_table::text_table(std::vector<column> columns) : columns_(std::move(columns)) {}
 
 void text_table::add_row(std::vector<std::string> cells) {
@@ -109,6 +133,14 @@ void text_table::print(std::ostream& out, std::size_t indent) const {
   print_line(out, headings, w, indent);
   print_line(out, rule, w, indent);
   for (const auto& row : rows_) print_line(out, row, w, indent);
+}
+
+text_table ratio_table(std::string title) {
+  return text_table({{std::move(title)},
+                     {"paired median", align::right},
+                     {"of medians", align::right},
+                     {"min paired", align::right},
+                     {"max paired", align::right}});
 }
 
 }  // namespace membridge::bench

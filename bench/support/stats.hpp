@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace membridge::bench {
@@ -46,6 +47,38 @@ struct summary {
 /// (0: written as integers). NaN values become null.
 [[nodiscard]] json to_json(const summary& s, int decimals);
 
+/// A comparison of two interleaved samples: the ratio of their medians (the headline) and the spread
+/// of the ratios of paired samples (the same round, block or launch). Judged by the paired median:
+/// drift that hits both sides within a pair cancels there.
+struct ratio {
+  double of_medians = 0.0;  ///< median(numerator) / median(denominator).
+  summary paired;           ///< numerator[i] / denominator[i] over i.
+};
+
+/// numerator / denominator: of the medians, and paired value by value (up to the shorter length).
+[[nodiscard]] ratio compare(const std::vector<double>& numerator, const std::vector<double>& denominator);
+
+/// A ratio as the JSON object {"of_medians", "paired"}, rounded to 4 decimals.
+[[nodiscard]] json ratio_json(const ratio& r);
+
+/// A ratio table's row: `what`, the paired median (what goals use), the ratio of the medians and the
+/// spread of the paired ratios, each as "1.234x".
+[[nodiscard]] std::vector<std::string> ratio_row(std::string_view what, const ratio& r);
+
+/// A goal of an issue, with the value this run measured.
+struct goal {
+  std::string key;          ///< JSON name.
+  std::string description;  ///< For people.
+  std::string comparison;   ///< ">=" or "<=".
+  double target = 0.0;      ///< The bound.
+  double measured = 0.0;    ///< What this run measured.
+  bool met = false;         ///< Whether the measurement meets the bound.
+};
+
+/// {key: {"comparison","target","measured","met"}} for every goal (measured rounded to 4
+/// decimals), in order; `all_met` is set to whether every goal is met.
+[[nodiscard]] json goals_json(const std::vector<goal>& goals, bool& all_met);
+
 /// How the cells of a table column line up.
 enum class align : std::uint8_t {
   left = 0,   ///< Text columns.
@@ -82,5 +115,9 @@ class text_table {
   std::vector<column> columns_;
   std::vector<std::vector<std::string>> rows_;
 };
+
+/// The header of a ratio table titled `title`: paired median, of medians, min paired, max paired
+/// (rows from ratio_row).
+[[nodiscard]] text_table ratio_table(std::string title);
 
 }  // namespace membridge::bench

@@ -19,19 +19,6 @@ std::vector<double> to_gbps(const std::vector<double>& ns, std::size_t bytes) {
   return out;
 }
 
-/// A ratio of paired samples: of the medians, and pair by pair.
-struct ratio {
-  double of_medians = 0.0;  ///< median(numerator) / median(denominator).
-  summary paired;           ///< numerator[i] / denominator[i] over i.
-};
-
-ratio compare(const std::vector<double>& numerator, const std::vector<double>& denominator) {
-  std::vector<double> paired;
-  for (std::size_t i = 0; i < numerator.size() && i < denominator.size(); ++i)
-    paired.push_back(numerator[i] / denominator[i]);
-  return {median(numerator) / median(denominator), summarize(paired)};
-}
-
 std::vector<std::string> bandwidth_row(std::string_view what, const summary& gbps, const summary& us) {
   return {std::string(what), fixed(gbps.median, 1), fixed(gbps.p10, 1), fixed(gbps.p90, 1), fixed(gbps.min, 1),
           fixed(gbps.max, 1), fixed(us.median, 1)};

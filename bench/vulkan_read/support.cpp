@@ -33,9 +33,6 @@ void check_vk(VkResult rc, std::string_view call, std::source_location where) {
                         std::to_string(static_cast<int>(rc)) + ")");
 }
 
-void ok_or_fail(const result<void>& r, std::string_view doing) {
-  if (!r) throw bench_failure(std::string(doing) + ": " + r.error().message());
-}
 
 std::vector<std::uint32_t> expected_group_sums(std::size_t bytes, std::uint32_t seed, std::uint32_t groups) {
   using membridge::testing::gpu::pattern;
@@ -84,10 +81,6 @@ sums_check compare_sums(const std::uint32_t* got, const std::vector<std::uint32_
       ++out.wrong;
     }
   return out;
-}
-
-std::string cuda_version_text(int version) {
-  return std::to_string(version / 1000) + '.' + std::to_string((version % 1000) / 10);
 }
 
 }  // namespace membridge::bench::vulkan_read

@@ -24,6 +24,8 @@ namespace membridge::bench::vulkan_read {
 using bench::bench_failure;
 using bench::check_cuda;
 using bench::device_unavailable;
+using bench::ok_or_fail;
+using bench::value_or_fail;
 
 /// Every host wait of the benchmark (a fence) gives up after this long.
 inline constexpr std::chrono::seconds wait_timeout{10};
@@ -39,15 +41,7 @@ inline constexpr std::uint32_t workgroup_size = 256;
 /// Throws bench_failure naming the place, the call and the VkResult unless `rc` is VK_SUCCESS.
 void check_vk(VkResult rc, std::string_view call, std::source_location where = std::source_location::current());
 
-/// The value of a membridge result; throws bench_failure with `doing` and the error's message.
-template <class T>
-T value_or_fail(result<T>&& r, std::string_view doing) {
-  if (!r) throw bench_failure(std::string(doing) + ": " + r.error().message());
-  return std::move(r).value();
-}
 
-/// Throws bench_failure with `doing` and the error's message when `r` holds an error.
-void ok_or_fail(const result<void>& r, std::string_view doing);
 
 /// Checks a CUDA runtime call: on failure the benchmark ends with status 1 and a message naming
 /// file:line, the call and the error.
@@ -76,7 +70,7 @@ struct sums_check {
 /// Compares `count` sums at `got` with `expected` (expected.size() == count).
 [[nodiscard]] sums_check compare_sums(const std::uint32_t* got, const std::vector<std::uint32_t>& expected);
 
-/// "13.0" for a CUDA version number such as 13000.
-[[nodiscard]] std::string cuda_version_text(int version);
+/// "13.0" for a CUDA version number such as 13000 (cuda_support.hpp), named here too for vr::.
+using bench::cuda_version_text;
 
 }  // namespace membridge::bench::vulkan_read

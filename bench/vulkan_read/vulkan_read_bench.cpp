@@ -15,6 +15,7 @@
 #include "report.hpp"
 #include "support.hpp"
 
+#include "cli.hpp"
 #include "kernels.cuh"
 
 #include <membridge/core/units.hpp>
@@ -79,13 +80,9 @@ std::optional<int> parse_options(int argc, char** argv, options& opts) {
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();
   app.add_flag("--quick", opts.quick, "512 MiB in 128 MiB chunks, 2 warm-up + 5 timed pairs (a smoke run)");
-  app.add_option("--json", opts.json_path, "also write the JSON line to FILE")->type_name("FILE");
-  app.add_option("--device", opts.device, "CUDA device ordinal")->check(CLI::NonNegativeNumber)->capture_default_str();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? bench::exit_ok : bench::exit_usage;
-  }
+  bench::add_json_option(app, opts.json_path);
+  bench::add_device_option(app, opts.device);
+  if (const auto stop = bench::parse_command_line(app, argc, argv)) return stop;
   if (opts.quick) {
     if (app.count("--size-mib") == 0) opts.size_mib = 512;
     if (app.count("--chunk-mib") == 0) opts.chunk_mib = 128;

@@ -13,6 +13,7 @@
 // the steps run on the link's write target (B's buffer, moved into A's slot by B's copy engine; or
 // A's slot through the peer mapping; or through pinned host memory when the GPUs cannot peer).
 #include "app.hpp"
+#include "app_thread.hpp"          // samples/common
 #include "cuda_runtime_check.hpp"  // samples/common
 #include "particle_sim_cuda.hpp"
 
@@ -73,11 +74,7 @@ class cuda_producer final : public frame_source {
   result<frame_input> prepare(std::uint64_t frame, particle_renderer& renderer) override {
     if (!thread_.joinable() && !started_) {
       started_ = true;
-      try {
-        thread_ = std::thread([this] { run(); });
-      } catch (const std::system_error& e) {
-        return error(errc::os_error, "std::thread", std::string("starting the CUDA producer thread: ") + e.what());
-      }
+      MEMBRIDGE_TRY(samples::start_thread(thread_, [this] { run(); }, "starting the CUDA producer thread"));
     }
     if (auto failed = failure()) return *std::move(failed);
     frame_input input;

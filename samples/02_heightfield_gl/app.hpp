@@ -20,6 +20,11 @@
 
 namespace heightfield {
 
+// The membridge names every part of the sample uses, said once here.
+using membridge::errc;
+using membridge::error;
+using membridge::result;
+
 /// What main() hands a path.
 struct run_environment {
   app_options options;          ///< With the mode's defaults applied.

@@ -24,9 +24,6 @@
 
 namespace heightfield {
 
-using membridge::errc;
-using membridge::error;
-using membridge::result;
 
 namespace {
 

@@ -15,9 +15,6 @@
 
 namespace heightfield {
 
-using membridge::errc;
-using membridge::error;
-using membridge::result;
 using namespace std::chrono_literals;
 
 namespace {

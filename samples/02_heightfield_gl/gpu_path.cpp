@@ -14,6 +14,7 @@
 // GL_NV_timeline_semaphore). Without those GL extensions (or with --host-ordering) the render thread
 // waits for `produced` on the host and signals `consumed` from the host once a frame's GL fence is done.
 #include "app.hpp"
+#include "app_thread.hpp"          // samples/common
 #include "cuda_runtime_check.hpp"  // samples/common
 #include "wave_sim_cuda.hpp"
 
@@ -39,9 +40,6 @@
 
 namespace heightfield {
 
-using membridge::errc;
-using membridge::error;
-using membridge::result;
 using namespace std::chrono_literals;
 
 namespace {
@@ -78,11 +76,7 @@ class gpu_source final : public frame_source {
   result<draw_input> acquire(std::uint64_t frame) override {
     if (!started_) {
       started_ = true;
-      try {
-        thread_ = std::thread([this] { run(); });
-      } catch (const std::system_error& e) {
-        return error(errc::os_error, "std::thread", std::string("starting the CUDA producer thread: ") + e.what());
-      }
+      MEMBRIDGE_TRY(samples::start_thread(thread_, [this] { run(); }, "starting the CUDA producer thread"));
     }
     if (auto failed = failure()) return *std::move(failed);
     if (consumer_ != nullptr) {

@@ -15,12 +15,8 @@ namespace membridge::info {
 
 namespace {
 
-using detail::error_rows;
-using detail::json;
-using detail::json_of;
-using detail::row;
-using detail::text_or_null;
-using detail::yes_no;
+using namespace detail;  // render_util.hpp: json, row, yes_no, error_rows, text_or_null
+using detail::json_of;   // an overload set with this file's json_of
 
 // ------------------------------------------------------------------------------- collecting ---
 
