@@ -36,7 +36,9 @@ result<VkResult> allocate_imported(const context_state& s, os::borrowed_shareabl
 
 result<VkSemaphore> create_timeline_semaphore(const context_state& s, std::uint64_t initial_value, bool exportable) {
   user_security security;
-  if (exportable) MEMBRIDGE_TRY_ASSIGN(security, user_security::create());
+  if (exportable) {
+    MEMBRIDGE_TRY_ASSIGN(security, user_security::create());
+  }
   VkExportSemaphoreWin32HandleInfoKHR win32_info{VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_WIN32_HANDLE_INFO_KHR};
   win32_info.pAttributes = security.attributes();
   win32_info.dwAccess = shared_read_write;
