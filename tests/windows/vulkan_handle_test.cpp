@@ -7,6 +7,7 @@
 
 #include "../../src/vulkan/win32/user_security.hpp"
 
+#include <membridge/membridge.hpp>  // the umbrella compiles on Windows with the modules built there
 #include <membridge/vulkan/imported_memory.hpp>
 #include <membridge/vulkan/shared_buffer.hpp>
 #include <membridge/vulkan/timeline_semaphore.hpp>
