@@ -30,8 +30,6 @@ result<context> adopt_wgl(const wgl_entry_points& wgl, const proc_loader& fallba
 
 }  // namespace detail
 
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wcast-function-type"
 result<context> context::adopt_current_wgl(const adopt_options& options) {
   constexpr const char* call = "gl::context::adopt_current_wgl";
   MEMBRIDGE_TRY_ASSIGN(auto opengl32, os::dynamic_library::open("opengl32.dll").with_context(call));
@@ -49,6 +47,5 @@ result<context> context::adopt_current_wgl(const adopt_options& options) {
   };
   return detail::adopt_wgl(wgl, fallback, options, std::move(opengl32));
 }
-#pragma GCC diagnostic pop
 
 }  // namespace membridge::gl

@@ -20,8 +20,6 @@ extern const char* const memory_extension;
 extern const char* const semaphore_extension;
 /// How errors name the handle: "opaque fd" or "opaque NT handle".
 extern const char* const handle_name;
-/// The Vulkan loader create() opens: libvulkan.so.1 or vulkan-1.dll.
-extern const char* const default_loader;
 
 /// vkAllocateMemory of `allocate` with the platform's import struct for `handle` chained in front
 /// of `allocate.pNext`; `memory` receives the allocation on VK_SUCCESS.

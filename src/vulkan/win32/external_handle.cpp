@@ -22,7 +22,6 @@ const VkExternalSemaphoreHandleTypeFlagBits semaphore_handle_type = VK_EXTERNAL_
 const char* const memory_extension = VK_KHR_EXTERNAL_MEMORY_WIN32_EXTENSION_NAME;
 const char* const semaphore_extension = VK_KHR_EXTERNAL_SEMAPHORE_WIN32_EXTENSION_NAME;
 const char* const handle_name = "opaque NT handle";
-const char* const default_loader = "vulkan-1.dll";
 
 result<VkResult> allocate_imported(const context_state& s, os::borrowed_shareable_handle handle,
                                    VkMemoryAllocateInfo allocate, VkDeviceMemory& memory) {
