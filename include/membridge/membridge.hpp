@@ -54,7 +54,9 @@
 #include <membridge/vulkan/shared_buffer.hpp>
 #include <membridge/vulkan/shared_image.hpp>
 #include <membridge/vulkan/timeline_semaphore.hpp>
+#endif
 
+#if MEMBRIDGE_HAS_SYNC
 #include <membridge/sync/cross_gpu_link.hpp>
 #include <membridge/sync/cuda_vulkan_buffer.hpp>
 #include <membridge/sync/follow_plan.hpp>
@@ -78,7 +80,7 @@
 #include <membridge/gl/texture.hpp>
 #endif
 
-#if MEMBRIDGE_HAS_GL && MEMBRIDGE_HAS_VULKAN
+#if MEMBRIDGE_HAS_GL && MEMBRIDGE_HAS_SYNC
 #include <membridge/sync/gl_bridge.hpp>
 #include <membridge/sync/gl_frame_consumer.hpp>
 #endif

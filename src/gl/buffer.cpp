@@ -1,6 +1,7 @@
 #include <membridge/gl/buffer.hpp>
 
 #include "detail/functions.hpp"
+#include "detail/handles.hpp"
 
 #include <cstdint>
 #include <limits>
@@ -29,17 +30,18 @@ const detail::functions& functions_of(const memory_object& memory) { return memo
 
 }  // namespace
 
-result<buffer> buffer::import(const context& context, os::borrowed_fd fd, const memory_import_info& info,
+result<buffer> buffer::import(const context& context, os::borrowed_shareable_handle handle, const memory_import_info& info,
                               std::size_t size, std::size_t memory_offset) {
   if (!context.valid()) return error(errc::invalid_argument, import_call, "the GL context is empty");
-  if (!fd.valid()) return error(errc::invalid_argument, import_call, "the fd is invalid");
+  if (!handle.valid())
+    return error(errc::invalid_argument, import_call, std::string("the ") + detail::handle_name + " is invalid");
   if (size == 0) return error(errc::invalid_argument, import_call, "buffer size is 0");
   if (info.size == 0) return error(errc::invalid_argument, import_call, "the allocation size is 0");
   if (!inside(memory_offset, size, info.size))
     return error(errc::invalid_argument, import_call,
                  "the buffer (" + range_text(memory_offset, size) + ") exceeds the allocation (" +
                      std::to_string(info.size) + " bytes)");
-  MEMBRIDGE_TRY_ASSIGN(os::unique_fd copy, fd.duplicate());
+  MEMBRIDGE_TRY_ASSIGN(os::shareable_handle copy, detail::duplicate(handle));
   MEMBRIDGE_TRY_ASSIGN(auto memory, memory_object::import(context, std::move(copy), info));
   return create(std::make_shared<const memory_object>(std::move(memory)), size, memory_offset);
 }

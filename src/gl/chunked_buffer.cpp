@@ -3,6 +3,7 @@
 #include <membridge/core/chunk_append.hpp>
 
 #include "detail/functions.hpp"
+#include "detail/handles.hpp"
 
 #include <limits>
 #include <string>
@@ -73,7 +74,7 @@ result<chunked_buffer> chunked_buffer::create(const context& context, std::size_
   return out;
 }
 
-result<void> chunked_buffer::append(os::borrowed_fd fd, std::size_t offset, std::size_t size) {
+result<void> chunked_buffer::append(os::borrowed_shareable_handle handle, std::size_t offset, std::size_t size) {
   if (!valid()) return error(errc::invalid_argument, append_call, "the chunked_buffer is empty");
   MEMBRIDGE_TRY(check_chunk_append(append_call, size_, reserved_size_, offset, size));
   const context ctx(state_);
@@ -84,12 +85,12 @@ result<void> chunked_buffer::append(os::borrowed_fd fd, std::size_t offset, std:
     if (offset % page_size_ != 0 || (size % page_size_ != 0 && !ends_buffer))
       return error(errc::invalid_argument, append_call,
                    "sparse chunks must be multiples of the sparse page size (" + std::to_string(page_size_) + " bytes)");
-    MEMBRIDGE_TRY_ASSIGN(os::unique_fd copy, fd.duplicate());
+    MEMBRIDGE_TRY_ASSIGN(os::shareable_handle copy, detail::duplicate(handle));
     MEMBRIDGE_TRY_ASSIGN(auto memory, memory_object::import(ctx, std::move(copy), info));
     MEMBRIDGE_TRY(commit(state_->fn, sparse_name_, offset, size, memory.name(), true));
     added.memory = std::make_shared<const memory_object>(std::move(memory));
   } else {
-    MEMBRIDGE_TRY_ASSIGN(added.per_chunk, buffer::import(ctx, fd, info, size));
+    MEMBRIDGE_TRY_ASSIGN(added.per_chunk, buffer::import(ctx, handle, info, size));
   }
   chunks_.push_back(std::move(added));
   size_ += size;

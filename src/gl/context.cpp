@@ -1,6 +1,7 @@
 #include <membridge/gl/context.hpp>
 
 #include "detail/functions.hpp"
+#include "detail/handles.hpp"
 
 #include <algorithm>
 #include <string_view>
@@ -63,9 +64,13 @@ void read_capabilities(const detail::functions& fn, context_capabilities& caps) 
                        fn.DeleteMemoryObjectsEXT != nullptr && fn.NamedBufferStorageMemEXT != nullptr &&
                        fn.MemoryObjectParameterivEXT != nullptr;
   caps.memory_object_fd = has("GL_EXT_memory_object_fd") && fn.ImportMemoryFdEXT != nullptr;
+  caps.memory_object_win32 = has("GL_EXT_memory_object_win32") && fn.ImportMemoryWin32HandleEXT != nullptr;
+  caps.memory_object_handle = has(detail::memory_handle_extension) && detail::has_memory_import(fn);
   caps.semaphore = has("GL_EXT_semaphore") && fn.GenSemaphoresEXT != nullptr && fn.DeleteSemaphoresEXT != nullptr &&
                    fn.WaitSemaphoreEXT != nullptr && fn.SignalSemaphoreEXT != nullptr;
   caps.semaphore_fd = has("GL_EXT_semaphore_fd") && fn.ImportSemaphoreFdEXT != nullptr;
+  caps.semaphore_win32 = has("GL_EXT_semaphore_win32") && fn.ImportSemaphoreWin32HandleEXT != nullptr;
+  caps.semaphore_handle = has(detail::semaphore_handle_extension) && detail::has_semaphore_import(fn);
   caps.timeline_semaphore = has("GL_NV_timeline_semaphore") && fn.CreateSemaphoresNV != nullptr &&
                             fn.SemaphoreParameterivNV != nullptr && fn.SemaphoreParameterui64vEXT != nullptr;
   caps.sparse_buffer = has("GL_ARB_sparse_buffer");
@@ -94,7 +99,7 @@ std::vector<std::string> missing_required(const context_capabilities& caps) {
   std::vector<std::string> missing;
   if (!caps.direct_state_access) missing.emplace_back("OpenGL 4.5 or GL_ARB_direct_state_access");
   if (!caps.memory_object) missing.emplace_back("GL_EXT_memory_object");
-  if (!caps.memory_object_fd) missing.emplace_back("GL_EXT_memory_object_fd");
+  if (!caps.memory_object_handle) missing.emplace_back(detail::memory_handle_extension);
   return missing;
 }
 
@@ -107,17 +112,24 @@ std::string joined(const std::vector<std::string>& names) {
 }  // namespace
 
 const std::vector<std::string>& required_extensions() {
-  static const std::vector<std::string> names{"GL_EXT_memory_object", "GL_EXT_memory_object_fd"};
+  static const std::vector<std::string> names{"GL_EXT_memory_object", detail::memory_handle_extension};
   return names;
 }
 
 result<context> context::adopt_current(get_proc_address_fn get_proc_address, const adopt_options& options) {
   if (get_proc_address == nullptr) return error(errc::invalid_argument, adopt_call, "get_proc_address is null");
+  return detail::adopt_current([get_proc_address](const char* name) { return get_proc_address(name); }, options, {});
+}
+
+result<context> detail::adopt_current(const proc_loader& load, const adopt_options& options, os::dynamic_library library) {
   auto state = std::make_shared<detail::context_state>();
-  state->fn = detail::load_functions(get_proc_address);
+  state->fn = detail::load_functions(load);  // `load` may use `library`: load first, then keep it
+  state->library = std::move(library);
   const auto& fn = state->fn;
   if (fn.GetString == nullptr || fn.GetIntegerv == nullptr || fn.GetError == nullptr)
-    return error(errc::invalid_argument, adopt_call, "get_proc_address gave no glGetString / glGetIntegerv / glGetError");
+    return error(errc::invalid_argument, adopt_call,
+                 "get_proc_address gave no glGetString / glGetIntegerv / glGetError (on Windows, wglGetProcAddress "
+                 "alone gives no GL 1.1 function: use context::adopt_current_wgl)");
   if (fn.GetString(GL_VERSION) == nullptr)
     return error(errc::invalid_argument, adopt_call, "no GL context is current on this thread (glGetString answered nothing)");
   while (fn.GetError() != GL_NO_ERROR) {

@@ -1,6 +1,7 @@
 #include <membridge/gl/memory_object.hpp>
 
 #include "detail/functions.hpp"
+#include "detail/handles.hpp"
 
 #include <string>
 #include <utility>
@@ -13,15 +14,17 @@ constexpr const char* import_call = "gl::memory_object::import";
 
 }  // namespace
 
-result<memory_object> memory_object::import(const context& context, os::unique_fd fd, const memory_import_info& info) {
+result<memory_object> memory_object::import(const context& context, os::shareable_handle handle,
+                                            const memory_import_info& info) {
   if (!context.valid()) return error(errc::invalid_argument, import_call, "the GL context is empty");
-  if (!fd.valid()) return error(errc::invalid_argument, import_call, "the fd is invalid");
+  if (!handle.valid())
+    return error(errc::invalid_argument, import_call, std::string("the ") + detail::handle_name + " is invalid");
   if (info.size == 0) return error(errc::invalid_argument, import_call, "size is 0");
   const auto& caps = context.capabilities();
-  if (!caps.memory_object || !caps.memory_object_fd)
+  if (!caps.memory_object || !caps.memory_object_handle)
     return error(errc::unsupported, import_call,
-                 "importing memory needs GL_EXT_memory_object and GL_EXT_memory_object_fd (" + caps.renderer +
-                     " lacks one)");
+                 "importing memory needs GL_EXT_memory_object and " + std::string(detail::memory_handle_extension) +
+                     " (" + caps.renderer + " lacks one)");
   const auto& state = context.state();
   const auto& fn = state->fn;
   MEMBRIDGE_TRY(detail::check_gl_error(fn, import_call, "a GL error was pending before the import"));
@@ -36,12 +39,8 @@ result<memory_object> memory_object::import(const context& context, os::unique_f
     fn.MemoryObjectParameterivEXT(out.name_, GL_DEDICATED_MEMORY_OBJECT_EXT, &dedicated);
     MEMBRIDGE_TRY(detail::check_gl_error(fn, "glMemoryObjectParameterivEXT", "GL_DEDICATED_MEMORY_OBJECT_EXT"));
   }
-  fn.ImportMemoryFdEXT(out.name_, static_cast<GLuint64>(info.size), GL_HANDLE_TYPE_OPAQUE_FD_EXT, fd.get());
-  // GL takes the fd only when the import raised no error; otherwise `fd` closes it on return (and
-  // `out` deletes the name).
-  MEMBRIDGE_TRY(detail::check_gl_error(fn, "glImportMemoryFdEXT",
-                                       "importing an opaque fd of " + std::to_string(info.size) + " bytes"));
-  static_cast<void>(fd.release());  // GL owns it now (and may already have closed it)
+  // On failure `out` deletes the name; the handle is GL's or closed (see detail::import_memory).
+  MEMBRIDGE_TRY(detail::import_memory(fn, out.name_, info.size, std::move(handle)));
   if (fn.IsMemoryObjectEXT != nullptr && fn.IsMemoryObjectEXT(out.name_) != GL_TRUE)
     return error(errc::internal, "glIsMemoryObjectEXT",
                  "memory object " + std::to_string(out.name_) + " does not exist after a successful import");

@@ -1,6 +1,7 @@
 #include <membridge/gl/semaphore.hpp>
 
 #include "detail/functions.hpp"
+#include "detail/handles.hpp"
 
 #include <string>
 #include <utility>
@@ -36,7 +37,7 @@ result<void> check_import_support(const context_capabilities& caps, semaphore_ki
     if (!present) missing += (missing.empty() ? "" : ", ") + std::string(extension);
   };
   need(caps.semaphore, "GL_EXT_semaphore");
-  need(caps.semaphore_fd, "GL_EXT_semaphore_fd");
+  need(caps.semaphore_handle, detail::semaphore_handle_extension);
   if (kind == semaphore_kind::timeline) need(caps.timeline_semaphore, "GL_NV_timeline_semaphore");
   if (missing.empty()) return ok();
   return error(errc::unsupported, import_call,
@@ -66,9 +67,10 @@ result<GLuint> make_name(const detail::functions& fn, semaphore_kind kind) {
 
 }  // namespace
 
-result<semaphore> semaphore::import(const context& context, os::borrowed_fd fd, semaphore_kind kind) {
+result<semaphore> semaphore::import(const context& context, os::borrowed_shareable_handle handle, semaphore_kind kind) {
   if (!context.valid()) return error(errc::invalid_argument, import_call, "the GL context is empty");
-  if (!fd.valid()) return error(errc::invalid_argument, import_call, "the fd is invalid");
+  if (!handle.valid())
+    return error(errc::invalid_argument, import_call, std::string("the ") + detail::handle_name + " is invalid");
   MEMBRIDGE_TRY(check_import_support(context.capabilities(), kind));
   const auto& state = context.state();
   const auto& fn = state->fn;
@@ -78,12 +80,8 @@ result<semaphore> semaphore::import(const context& context, os::borrowed_fd fd, 
   out.state_ = state;
   out.kind_ = kind;
   MEMBRIDGE_TRY_ASSIGN(out.name_, make_name(fn, kind));
-  MEMBRIDGE_TRY_ASSIGN(os::unique_fd copy, fd.duplicate());
-  fn.ImportSemaphoreFdEXT(out.name_, GL_HANDLE_TYPE_OPAQUE_FD_EXT, copy.get());
-  // GL takes the fd only when the import raised no error; otherwise `copy` closes it on return.
-  MEMBRIDGE_TRY(detail::check_gl_error(fn, "glImportSemaphoreFdEXT",
-                                       kind == semaphore_kind::timeline ? "a timeline semaphore" : "a binary semaphore"));
-  static_cast<void>(copy.release());  // GL owns it now
+  MEMBRIDGE_TRY(detail::import_semaphore(fn, out.name_, handle,
+                                         kind == semaphore_kind::timeline ? "a timeline semaphore" : "a binary semaphore"));
   if (fn.IsSemaphoreEXT != nullptr && fn.IsSemaphoreEXT(out.name_) != GL_TRUE)
     return error(errc::internal, "glIsSemaphoreEXT",
                  "semaphore " + std::to_string(out.name_) + " does not exist after a successful import");

@@ -1,6 +1,7 @@
 #include <membridge/gl/texture.hpp>
 
 #include "detail/functions.hpp"
+#include "detail/handles.hpp"
 
 #include <cstdio>
 #include <limits>
@@ -41,16 +42,17 @@ result<void> check_info(const texture_info& info, const char* call) {
 
 }  // namespace
 
-result<texture> texture::import(const context& context, os::borrowed_fd fd, const memory_import_info& memory,
+result<texture> texture::import(const context& context, os::borrowed_shareable_handle handle, const memory_import_info& memory,
                                 const texture_info& info, std::size_t memory_offset) {
   if (!context.valid()) return error(errc::invalid_argument, import_call, "the GL context is empty");
-  if (!fd.valid()) return error(errc::invalid_argument, import_call, "the fd is invalid");
+  if (!handle.valid())
+    return error(errc::invalid_argument, import_call, std::string("the ") + detail::handle_name + " is invalid");
   MEMBRIDGE_TRY(check_info(info, import_call));
   if (memory_offset >= memory.size)
     return error(errc::invalid_argument, import_call,
                  "memory_offset " + std::to_string(memory_offset) + " is outside the allocation (" +
                      std::to_string(memory.size) + " bytes)");
-  MEMBRIDGE_TRY_ASSIGN(os::unique_fd copy, fd.duplicate());
+  MEMBRIDGE_TRY_ASSIGN(os::shareable_handle copy, detail::duplicate(handle));
   MEMBRIDGE_TRY_ASSIGN(auto object, memory_object::import(context, std::move(copy), memory));
   return create(std::make_shared<const memory_object>(std::move(object)), info, memory_offset);
 }

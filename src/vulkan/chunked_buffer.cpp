@@ -3,6 +3,7 @@
 #include <membridge/core/chunk_append.hpp>
 
 #include "detail/context_state.hpp"
+#include "detail/external_handle.hpp"
 #include "detail/external_support.hpp"
 #include "detail/vk_error.hpp"
 
@@ -27,7 +28,7 @@ result<chunked_buffer> chunked_buffer::create(const device_context& context, con
                           detail::query_external_buffer(*state, sparse_flags, info.usage).importable;
   if (info.mode == growth_mode::sparse && !can_sparse)
     return error(errc::unsupported, create_call,
-                 "sparse growth needs sparseBinding, sparseResidencyBuffer, a sparse queue and opaque-fd import of "
+                 "sparse growth needs sparseBinding, sparseResidencyBuffer, a sparse queue and opaque fd / NT handle import of "
                  "sparse buffers; use growth_mode::automatic to fall back to one buffer per chunk");
   chunked_buffer out;
   out.context_ = state;
@@ -36,7 +37,7 @@ result<chunked_buffer> chunked_buffer::create(const device_context& context, con
   if (info.mode == growth_mode::per_chunk || !can_sparse) return out;
 
   VkExternalMemoryBufferCreateInfo external{VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO};
-  external.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+  external.handleTypes = detail::memory_handle_type;
   VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   bci.pNext = &external;
   bci.flags = sparse_flags;
@@ -54,17 +55,17 @@ result<chunked_buffer> chunked_buffer::create(const device_context& context, con
   return out;
 }
 
-result<void> chunked_buffer::append(os::borrowed_fd fd, std::size_t offset, std::size_t size) {
+result<void> chunked_buffer::append(os::borrowed_shareable_handle handle, std::size_t offset, std::size_t size) {
   if (!valid()) return error(errc::invalid_argument, append_call, "the chunked_buffer is empty");
   MEMBRIDGE_TRY(check_chunk_append(append_call, size_, reserved_size_, offset, size));
-  MEMBRIDGE_TRY(is_sparse() ? append_sparse(fd, offset, size) : append_per_chunk(fd, offset, size));
+  MEMBRIDGE_TRY(is_sparse() ? append_sparse(handle, offset, size) : append_per_chunk(handle, offset, size));
   size_ += size;
   ++generation_;
   rebuild_segments();
   return ok();
 }
 
-result<void> chunked_buffer::append_sparse(os::borrowed_fd fd, std::size_t offset, std::size_t size) {
+result<void> chunked_buffer::append_sparse(os::borrowed_shareable_handle handle, std::size_t offset, std::size_t size) {
   const bool ends_buffer = offset + size == reserved_size_;
   if (offset % page_size_ != 0 || (size % page_size_ != 0 && !ends_buffer))
     return error(errc::invalid_argument, append_call,
@@ -72,17 +73,17 @@ result<void> chunked_buffer::append_sparse(os::borrowed_fd fd, std::size_t offse
   memory_import_info import_info;
   import_info.size = size;
   import_info.memory_type_bits = sparse_type_bits_;
-  MEMBRIDGE_TRY_ASSIGN(auto memory, imported_memory::import(context_from_state(), fd, import_info));
+  MEMBRIDGE_TRY_ASSIGN(auto memory, imported_memory::import(context_from_state(), handle, import_info));
   MEMBRIDGE_TRY(bind_sparse(offset, size, memory.get()));
   chunks_.push_back(chunk{std::move(memory), shared_buffer(), offset, size});
   return ok();
 }
 
-result<void> chunked_buffer::append_per_chunk(os::borrowed_fd fd, std::size_t offset, std::size_t size) {
+result<void> chunked_buffer::append_per_chunk(os::borrowed_shareable_handle handle, std::size_t offset, std::size_t size) {
   buffer_import_info info;
   info.allocation_size = size;
   info.usage = usage_;
-  MEMBRIDGE_TRY_ASSIGN(auto buffer, shared_buffer::import(context_from_state(), fd, info));
+  MEMBRIDGE_TRY_ASSIGN(auto buffer, shared_buffer::import(context_from_state(), handle, info));
   chunks_.push_back(chunk{imported_memory(), std::move(buffer), offset, size});
   return ok();
 }

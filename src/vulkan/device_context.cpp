@@ -1,6 +1,7 @@
 #include <membridge/vulkan/device_context.hpp>
 
 #include "detail/context_state.hpp"
+#include "detail/external_handle.hpp"
 #include "detail/vk_error.hpp"
 
 #include <membridge/core/log.hpp>
@@ -43,6 +44,8 @@ void read_device_facts(context_state& s, const std::vector<std::string>& enabled
   fn.vkGetPhysicalDeviceMemoryProperties(s.physical_device, &s.memory);
 
   const auto has = [&](std::string_view name) { return std::find(enabled.begin(), enabled.end(), name) != enabled.end(); };
+  s.caps.external_memory = has(memory_extension);
+  s.caps.external_semaphore = has(semaphore_extension);
   s.caps.external_memory_fd = has(VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME);
   s.caps.external_semaphore_fd = has(VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME);
   s.caps.timeline_semaphore = features.timeline_semaphore && s.api_version >= VK_API_VERSION_1_2;
@@ -56,8 +59,7 @@ void read_device_facts(context_state& s, const std::vector<std::string>& enabled
 }  // namespace detail
 
 const std::vector<std::string>& required_device_extensions() {
-  static const std::vector<std::string> names{VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME,
-                                              VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME};
+  static const std::vector<std::string> names{detail::memory_extension, detail::semaphore_extension};
   return names;
 }
 
@@ -101,9 +103,9 @@ result<device_context> device_context::adopt(const adopt_info& info) {
   }
   const auto& enabled = info.enabled_extension_names.empty() ? info.enabled_extensions : names_from_span;
   detail::read_device_facts(*state, enabled, info.features);
-  if (!state->caps.external_memory_fd)
+  if (!state->caps.external_memory)
     return error(errc::unsupported, call,
-                 "the engine's device must enable " + std::string(VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME) +
+                 "the engine's device must enable " + std::string(detail::memory_extension) +
                      "; missing: " + join(state->missing_extensions));
   if (!state->missing_extensions.empty() && !info.allow_missing_extensions)
     return error(errc::unsupported, call,

@@ -2,6 +2,7 @@
 #include <membridge/vulkan/device_context.hpp>
 
 #include "detail/context_state.hpp"
+#include "detail/external_handle.hpp"
 #include "detail/vk_error.hpp"
 
 #include <membridge/core/log.hpp>
@@ -168,10 +169,10 @@ result<candidate> pick_device(const detail::context_state& s, const create_optio
                      " (the CUDA device): Vulkan and CUDA must run on the same GPU; Vulkan devices found: " + found);
   }
   for (auto& c : devices)
-    if (has(c.extensions, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME)) return std::move(c);
+    if (has(c.extensions, detail::memory_extension)) return std::move(c);
   if (options.allow_missing_extensions) return std::move(devices.front());
   return error(errc::unsupported, create_call, "no Vulkan device offers " +
-                                                   std::string(VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME));
+                                                   std::string(detail::memory_extension));
 }
 
 struct queue_plan {
@@ -219,9 +220,8 @@ result<void> make_device(detail::context_state& s, const create_options& options
     else
       unavailable.push_back(name);
   }
-  if (!has(enabled, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME) && !options.allow_missing_extensions)
-    return error(errc::unsupported, create_call,
-                 chosen.name + " lacks " + std::string(VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME));
+  if (!has(enabled, detail::memory_extension) && !options.allow_missing_extensions)
+    return error(errc::unsupported, create_call, chosen.name + " lacks " + std::string(detail::memory_extension));
   for (const auto& name : options.device_extensions) {
     if (!has(chosen.extensions, name))
       return error(errc::unsupported, create_call, chosen.name + " lacks the requested extension " + name);

@@ -1,6 +1,7 @@
 #include <membridge/vulkan/imported_memory.hpp>
 
 #include "detail/context_state.hpp"
+#include "detail/external_handle.hpp"
 #include "detail/vk_error.hpp"
 
 #include <string>
@@ -28,13 +29,13 @@ std::vector<std::uint32_t> candidate_types(const VkPhysicalDeviceMemoryPropertie
 
 }  // namespace
 
-result<imported_memory> imported_memory::import(const device_context& context, os::borrowed_fd fd,
+result<imported_memory> imported_memory::import(const device_context& context, os::borrowed_shareable_handle handle,
                                                 const memory_import_info& info) {
   if (!context.valid()) return error(errc::invalid_argument, import_call, "the device context is empty");
   if (info.size == 0) return error(errc::invalid_argument, import_call, "size is 0");
-  if (!fd.valid()) return error(errc::invalid_argument, import_call, "the fd is invalid");
-  if (!context.capabilities().external_memory_fd)
-    return error(errc::unsupported, import_call, "VK_KHR_external_memory_fd is not enabled on the device");
+  if (!handle.valid()) return error(errc::invalid_argument, import_call, std::string("the ") + detail::handle_name + " is invalid");
+  if (!context.capabilities().external_memory)
+    return error(errc::unsupported, import_call, std::string(detail::memory_extension) + " is not enabled on the device");
   const auto& state = context.state();
   const auto types = candidate_types(state->memory, info.memory_type_bits);
   if (types.empty())
@@ -43,23 +44,17 @@ result<imported_memory> imported_memory::import(const device_context& context, o
   VkResult last = VK_ERROR_UNKNOWN;
   std::string tried;
   for (const std::uint32_t type : types) {
-    // Vulkan owns the fd after a successful import; a failure leaves it to us (the unique_fd closes it).
-    MEMBRIDGE_TRY_ASSIGN(os::unique_fd copy, fd.duplicate());
     VkMemoryDedicatedAllocateInfo dedicated{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
     dedicated.buffer = info.buffer;
     dedicated.image = info.image;
-    VkImportMemoryFdInfoKHR import_info{VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR};
-    import_info.pNext = info.dedicated ? &dedicated : nullptr;
-    import_info.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
-    import_info.fd = copy.get();
     VkMemoryAllocateInfo allocate{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-    allocate.pNext = &import_info;
+    allocate.pNext = info.dedicated ? &dedicated : nullptr;
     allocate.allocationSize = info.size;
     allocate.memoryTypeIndex = type;
     VkDeviceMemory memory = VK_NULL_HANDLE;
-    last = state->table.vkAllocateMemory(state->device, &allocate, nullptr, &memory);
+    // Each try imports afresh: a duplicated fd that Vulkan takes on success, or the caller's NT handle.
+    MEMBRIDGE_TRY_ASSIGN(last, detail::allocate_imported(*state, handle, allocate, memory));
     if (last == VK_SUCCESS) {
-      static_cast<void>(copy.release());  // Vulkan owns it now
       imported_memory out;
       out.context_ = state;
       out.memory_ = memory;
@@ -73,9 +68,11 @@ result<imported_memory> imported_memory::import(const device_context& context, o
     if (last != VK_ERROR_INVALID_EXTERNAL_HANDLE && last != VK_ERROR_OUT_OF_DEVICE_MEMORY) break;
   }
   auto e = vulkan::detail::make_error(last, "vkAllocateMemory",
-                                      "importing an opaque fd of " + std::to_string(info.size) + " bytes (" + tried + ")");
+                                      std::string("importing an ") + detail::handle_name + " of " + std::to_string(info.size) +
+                                          " bytes (" + tried + ")");
   if (last == VK_ERROR_INVALID_EXTERNAL_HANDLE)
-    e.add_context("Vulkan rejected the fd: not an opaque-fd export of this GPU's memory, or the size is wrong");
+    e.add_context(std::string("Vulkan rejected the handle: not an ") + detail::handle_name +
+                  " export of this GPU's memory, or the size is wrong");
   return e;
 }
 

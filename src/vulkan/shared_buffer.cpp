@@ -1,6 +1,7 @@
 #include <membridge/vulkan/shared_buffer.hpp>
 
 #include "detail/context_state.hpp"
+#include "detail/external_handle.hpp"
 #include "detail/external_support.hpp"
 #include "detail/vk_error.hpp"
 
@@ -12,7 +13,7 @@ namespace {
 constexpr const char* import_call = "shared_buffer::import";
 }  // namespace
 
-result<shared_buffer> shared_buffer::import(const device_context& context, os::borrowed_fd fd,
+result<shared_buffer> shared_buffer::import(const device_context& context, os::borrowed_shareable_handle handle,
                                             const buffer_import_info& info) {
   if (!context.valid()) return error(errc::invalid_argument, import_call, "the device context is empty");
   const std::size_t size = info.size == 0 ? info.allocation_size : info.size;
@@ -21,18 +22,19 @@ result<shared_buffer> shared_buffer::import(const device_context& context, os::b
     return error(errc::invalid_argument, import_call,
                  "buffer size " + std::to_string(size) + " exceeds the allocation (" +
                      std::to_string(info.allocation_size) + " bytes)");
-  if (!context.capabilities().external_memory_fd)
-    return error(errc::unsupported, import_call, "VK_KHR_external_memory_fd is not enabled on the device");
+  if (!context.capabilities().external_memory)
+    return error(errc::unsupported, import_call, std::string(detail::memory_extension) + " is not enabled on the device");
   const auto& state = context.state();
   const auto support = detail::query_external_buffer(*state, 0, info.usage);
   if (!support.importable)
-    return error(errc::unsupported, import_call, "the driver cannot import opaque fds for buffers with this usage");
+    return error(errc::unsupported, import_call,
+                 std::string("the driver cannot import ") + detail::handle_name + "s for buffers with this usage");
 
   shared_buffer out;
   out.context_ = state;
   out.size_ = size;
   VkExternalMemoryBufferCreateInfo external{VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO};
-  external.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+  external.handleTypes = detail::memory_handle_type;
   VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   bci.pNext = &external;
   bci.size = size;
@@ -57,7 +59,7 @@ result<shared_buffer> shared_buffer::import(const device_context& context, os::b
   import_info.memory_type_bits = requirements.memoryRequirements.memoryTypeBits;
   import_info.dedicated = dedicated.requiresDedicatedAllocation == VK_TRUE || support.dedicated_only;
   import_info.buffer = import_info.dedicated ? out.buffer_ : VK_NULL_HANDLE;
-  MEMBRIDGE_TRY_ASSIGN(out.memory_, imported_memory::import(context, fd, import_info));
+  MEMBRIDGE_TRY_ASSIGN(out.memory_, imported_memory::import(context, handle, import_info));
   if (const VkResult rc = state->table.vkBindBufferMemory(state->device, out.buffer_, out.memory_.get(), 0);
       rc != VK_SUCCESS)
     return vulkan::detail::make_error(rc, "vkBindBufferMemory");

@@ -1,6 +1,7 @@
 #include <membridge/vulkan/shared_image.hpp>
 
 #include "detail/context_state.hpp"
+#include "detail/external_handle.hpp"
 #include "detail/vk_error.hpp"
 
 #include <string>
@@ -28,7 +29,7 @@ result<format_support> query_support(const detail::context_state& s, const image
   if (info.width == 0 || info.height == 0)
     return error(errc::invalid_argument, call, "the image extent must be at least 1x1");
   VkPhysicalDeviceExternalImageFormatInfo external{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_IMAGE_FORMAT_INFO};
-  external.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+  external.handleType = detail::memory_handle_type;
   VkPhysicalDeviceImageFormatInfo2 format{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_IMAGE_FORMAT_INFO_2};
   format.pNext = &external;
   format.format = info.format;
@@ -41,7 +42,8 @@ result<format_support> query_support(const detail::context_state& s, const image
   const VkResult rc = s.instance_fns.vkGetPhysicalDeviceImageFormatProperties2(s.physical_device, &format, &props);
   if (rc == VK_ERROR_FORMAT_NOT_SUPPORTED)
     return error(errc::unsupported, call,
-                 "format " + std::to_string(info.format) + " with this tiling and usage cannot be imported from an opaque fd");
+                 "format " + std::to_string(info.format) + " with this tiling and usage cannot be imported from an " +
+                     detail::handle_name);
   if (rc != VK_SUCCESS) return vulkan::detail::make_error(rc, "vkGetPhysicalDeviceImageFormatProperties2");
   const auto& limits = props.imageFormatProperties.maxExtent;
   if (info.width > limits.width || info.height > limits.height)
@@ -50,13 +52,13 @@ result<format_support> query_support(const detail::context_state& s, const image
                      std::to_string(limits.width) + "x" + std::to_string(limits.height));
   const VkExternalMemoryFeatureFlags f = external_props.externalMemoryProperties.externalMemoryFeatures;
   if ((f & VK_EXTERNAL_MEMORY_FEATURE_IMPORTABLE_BIT) == 0)
-    return error(errc::unsupported, call, "the driver cannot import opaque fds for this image");
+    return error(errc::unsupported, call, std::string("the driver cannot import ") + detail::handle_name + "s for this image");
   return format_support{true, (f & VK_EXTERNAL_MEMORY_FEATURE_DEDICATED_ONLY_BIT) != 0};
 }
 
 result<VkImage> create_image(const detail::context_state& s, const image_info& info) {
   VkExternalMemoryImageCreateInfo external{VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMAGE_CREATE_INFO};
-  external.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+  external.handleTypes = detail::memory_handle_type;
   VkImageCreateInfo ici{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
   ici.pNext = &external;
   ici.imageType = VK_IMAGE_TYPE_2D;
@@ -103,7 +105,7 @@ result<image_memory_requirements> shared_image::requirements(const device_contex
   return out;
 }
 
-result<shared_image> shared_image::import(const device_context& context, os::borrowed_fd fd,
+result<shared_image> shared_image::import(const device_context& context, os::borrowed_shareable_handle handle,
                                           std::size_t allocation_size, const image_info& info) {
   if (!context.valid()) return error(errc::invalid_argument, import_call, "the device context is empty");
   const auto& state = context.state();
@@ -122,7 +124,7 @@ result<shared_image> shared_image::import(const device_context& context, os::bor
   import_info.memory_type_bits = req.memory_type_bits;
   import_info.dedicated = req.dedicated_required;
   import_info.image = req.dedicated_required ? out.image_ : VK_NULL_HANDLE;
-  MEMBRIDGE_TRY_ASSIGN(out.memory_, imported_memory::import(context, fd, import_info));
+  MEMBRIDGE_TRY_ASSIGN(out.memory_, imported_memory::import(context, handle, import_info));
   if (const VkResult rc = state->table.vkBindImageMemory(state->device, out.image_, out.memory_.get(), 0);
       rc != VK_SUCCESS)
     return vulkan::detail::make_error(rc, "vkBindImageMemory");

@@ -1,6 +1,7 @@
 #include <membridge/vulkan/timeline_semaphore.hpp>
 
 #include "detail/context_state.hpp"
+#include "detail/external_handle.hpp"
 #include "detail/vk_error.hpp"
 
 #include <algorithm>
@@ -20,25 +21,10 @@ bool can_export_timeline(const detail::context_state& s) {
   type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
   VkPhysicalDeviceExternalSemaphoreInfo info{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_SEMAPHORE_INFO};
   info.pNext = &type;
-  info.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
+  info.handleType = detail::semaphore_handle_type;
   VkExternalSemaphoreProperties props{VK_STRUCTURE_TYPE_EXTERNAL_SEMAPHORE_PROPERTIES};
   s.instance_fns.vkGetPhysicalDeviceExternalSemaphoreProperties(s.physical_device, &info, &props);
   return (props.externalSemaphoreFeatures & VK_EXTERNAL_SEMAPHORE_FEATURE_EXPORTABLE_BIT) != 0;
-}
-
-result<VkSemaphore> make_semaphore(const detail::context_state& s, std::uint64_t initial, bool exportable) {
-  VkExportSemaphoreCreateInfo export_info{VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO};
-  export_info.handleTypes = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
-  VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
-  type.pNext = exportable ? &export_info : nullptr;
-  type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
-  type.initialValue = initial;
-  VkSemaphoreCreateInfo sci{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
-  sci.pNext = &type;
-  VkSemaphore semaphore = VK_NULL_HANDLE;
-  if (const VkResult rc = s.table.vkCreateSemaphore(s.device, &sci, nullptr, &semaphore); rc != VK_SUCCESS)
-    return vulkan::detail::make_error(rc, "vkCreateSemaphore", "a timeline semaphore");
-  return semaphore;
 }
 
 }  // namespace
@@ -49,52 +35,42 @@ result<timeline_semaphore> timeline_semaphore::create(const device_context& cont
   const auto& state = context.state();
   if (!state->caps.timeline_semaphore)
     return error(errc::unsupported, create_call, "timeline semaphores are not enabled on the device");
-  if (exportable && !state->caps.external_semaphore_fd)
+  if (exportable && !state->caps.external_semaphore)
     return error(errc::unsupported, create_call,
-                 "sharing a semaphore needs VK_KHR_external_semaphore_fd, which the device does not have enabled");
+                 "sharing a semaphore needs " + std::string(detail::semaphore_extension) +
+                     ", which the device does not have enabled");
   if (exportable && !can_export_timeline(*state))
-    return error(errc::unsupported, create_call, "the driver cannot export timeline semaphores as opaque fds");
+    return error(errc::unsupported, create_call,
+                 std::string("the driver cannot export timeline semaphores as ") + detail::handle_name + "s");
   timeline_semaphore out;
   out.context_ = state;
   out.exportable_ = exportable;
-  MEMBRIDGE_TRY_ASSIGN(out.semaphore_, make_semaphore(*state, initial_value, exportable));
+  MEMBRIDGE_TRY_ASSIGN(out.semaphore_, detail::create_timeline_semaphore(*state, initial_value, exportable));
   return out;
 }
 
-result<timeline_semaphore> timeline_semaphore::import(const device_context& context, os::borrowed_fd fd) {
+result<timeline_semaphore> timeline_semaphore::import(const device_context& context,
+                                                      os::borrowed_shareable_handle handle) {
   if (!context.valid()) return error(errc::invalid_argument, import_call, "the device context is empty");
-  if (!fd.valid()) return error(errc::invalid_argument, import_call, "the fd is invalid");
+  if (!handle.valid())
+    return error(errc::invalid_argument, import_call, std::string("the ") + detail::handle_name + " is invalid");
   const auto& state = context.state();
-  if (!state->caps.timeline_semaphore || !state->caps.external_semaphore_fd)
+  if (!state->caps.timeline_semaphore || !state->caps.external_semaphore)
     return error(errc::unsupported, import_call,
-                 "importing needs timeline semaphores and VK_KHR_external_semaphore_fd enabled on the device");
+                 "importing needs timeline semaphores and " + std::string(detail::semaphore_extension) +
+                     " enabled on the device");
   timeline_semaphore out;
   out.context_ = state;
-  MEMBRIDGE_TRY_ASSIGN(out.semaphore_, make_semaphore(*state, 0, false));
-  MEMBRIDGE_TRY_ASSIGN(os::unique_fd copy, fd.duplicate());
-  VkImportSemaphoreFdInfoKHR info{VK_STRUCTURE_TYPE_IMPORT_SEMAPHORE_FD_INFO_KHR};
-  info.semaphore = out.semaphore_;
-  info.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
-  info.fd = copy.get();
-  if (const VkResult rc = state->table.vkImportSemaphoreFdKHR(state->device, &info); rc != VK_SUCCESS)
-    return vulkan::detail::make_error(rc, "vkImportSemaphoreFdKHR", "importing a timeline semaphore");
-  static_cast<void>(copy.release());  // Vulkan owns it now
+  MEMBRIDGE_TRY_ASSIGN(out.semaphore_, detail::create_timeline_semaphore(*state, 0, false));
+  MEMBRIDGE_TRY(detail::import_semaphore(*state, out.semaphore_, handle));
   return out;
 }
 
-result<os::unique_fd> timeline_semaphore::export_fd() const {
-  if (!valid()) return error(errc::invalid_argument, "timeline_semaphore::export_fd", "the semaphore is empty");
-  if (!exportable_)
-    return error(errc::unsupported, "timeline_semaphore::export_fd", "the semaphore was created without exportable");
-  VkSemaphoreGetFdInfoKHR info{VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR};
-  info.semaphore = semaphore_;
-  info.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
-  int raw = -1;
-  if (const VkResult rc = context_->table.vkGetSemaphoreFdKHR(context_->device, &info, &raw); rc != VK_SUCCESS)
-    return vulkan::detail::make_error(rc, "vkGetSemaphoreFdKHR");
-  auto fd = os::unique_fd::from_native(raw);
-  MEMBRIDGE_TRY(os::set_close_on_exec(fd));
-  return fd;
+result<os::shareable_handle> timeline_semaphore::export_handle() const {
+  constexpr const char* call = "timeline_semaphore::export_handle";
+  if (!valid()) return error(errc::invalid_argument, call, "the semaphore is empty");
+  if (!exportable_) return error(errc::unsupported, call, "the semaphore was created without exportable");
+  return detail::export_semaphore(*context_, semaphore_, first_export_);
 }
 
 result<std::uint64_t> timeline_semaphore::value() const {
@@ -141,7 +117,8 @@ result<void> timeline_semaphore::wait(std::uint64_t value, std::chrono::nanoseco
 timeline_semaphore::timeline_semaphore(timeline_semaphore&& other) noexcept
     : context_(std::move(other.context_)),
       semaphore_(std::exchange(other.semaphore_, VK_NULL_HANDLE)),
-      exportable_(other.exportable_) {}
+      exportable_(other.exportable_),
+      first_export_(std::move(other.first_export_)) {}
 
 timeline_semaphore& timeline_semaphore::operator=(timeline_semaphore&& other) noexcept {
   if (this != &other) {
@@ -149,6 +126,7 @@ timeline_semaphore& timeline_semaphore::operator=(timeline_semaphore&& other) no
     context_ = std::move(other.context_);
     semaphore_ = std::exchange(other.semaphore_, VK_NULL_HANDLE);
     exportable_ = other.exportable_;
+    first_export_ = std::move(other.first_export_);
   }
   return *this;
 }
@@ -159,6 +137,7 @@ void timeline_semaphore::reset() noexcept {
   if (semaphore_ != VK_NULL_HANDLE && context_)
     context_->table.vkDestroySemaphore(context_->device, semaphore_, nullptr);
   semaphore_ = VK_NULL_HANDLE;
+  first_export_.reset();
   context_.reset();
 }
 

@@ -4,7 +4,7 @@
 #include <membridge/core/result.hpp>
 #include <membridge/gl/context.hpp>
 #include <membridge/gl/memory_object.hpp>
-#include <membridge/os/borrowed_fd.hpp>
+#include <membridge/os/shareable_handle.hpp>
 
 #include <cstddef>
 #include <memory>
@@ -18,12 +18,14 @@ namespace membridge::gl {
 /// Move-only; the destructor deletes the buffer name, then releases its memory object (context current).
 class buffer {
  public:
-  /// Imports the allocation behind `fd` (a dup of it: the caller keeps `fd`) and makes a buffer of
-  /// `size` bytes over it starting at `memory_offset`.
-  /// Errors: invalid_argument for an empty fd, size 0, or memory_offset + size > info.size; the errors
-  /// of memory_object::import and of glNamedBufferStorageMemEXT.
-  /// Ownership: borrows `fd` (duplicated); the buffer owns its memory object and GL name.
-  [[nodiscard]] static result<buffer> import(const context& context, os::borrowed_fd fd, const memory_import_info& info,
+  /// Imports the allocation behind `handle` (an fd on Linux, an NT handle on Windows; the caller keeps
+  /// it) and makes a buffer of `size` bytes over it starting at `memory_offset`.
+  /// Errors: invalid_argument for an empty handle, size 0, or memory_offset + size > info.size; the
+  /// errors of memory_object::import and of glNamedBufferStorageMemEXT.
+  /// Ownership: borrows `handle` (a duplicate is imported: DuplicateHandle on Windows, which
+  /// membridge closes after the import since GL never takes NT handles); the buffer owns its memory object and GL name.
+  [[nodiscard]] static result<buffer> import(const context& context, os::borrowed_shareable_handle handle,
+                                             const memory_import_info& info,
                                              std::size_t size, std::size_t memory_offset = 0);
 
   /// Makes a buffer over an existing memory object (shared: several buffers may use one object).

@@ -6,7 +6,7 @@
 #include <membridge/gl/buffer.hpp>
 #include <membridge/gl/context.hpp>
 #include <membridge/gl/memory_object.hpp>
-#include <membridge/os/borrowed_fd.hpp>
+#include <membridge/os/shareable_handle.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -60,12 +60,13 @@ class chunked_buffer {
   /// Deletes the buffers and memory objects.
   ~chunked_buffer();
 
-  /// Imports the chunk behind `fd` (size `size`) and makes it visible at `offset`, which must equal
+  /// Imports the chunk behind `handle` (size `size`) and makes it visible at `offset`, which must equal
   /// size(). On error the view is unchanged.
-  /// Ownership: duplicates `fd`; the caller keeps its fd.
+  /// Ownership: borrows `handle` (a duplicate is imported: DuplicateHandle on Windows, which
+  /// membridge closes after the import since GL never takes NT handles); the caller keeps its handle.
   /// Errors: invalid_argument for a wrong offset, size 0, exceeding reserved_size, or (sparse) a size
   /// or offset not a multiple of page_size(); the import's and commit's GL errors.
-  [[nodiscard]] result<void> append(os::borrowed_fd fd, std::size_t offset, std::size_t size);
+  [[nodiscard]] result<void> append(os::borrowed_shareable_handle handle, std::size_t offset, std::size_t size);
 
   /// Drops every chunk from index `chunk_count` on (sparse: decommits them). GL must no longer use
   /// them. Errors: invalid_argument when chunk_count > this->chunk_count().

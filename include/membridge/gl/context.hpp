@@ -20,7 +20,8 @@ struct context_state;
 /// A GL function pointer as loaders return it.
 using proc = void (*)();
 /// The loader entry point of the caller's GL context: eglGetProcAddress, glfwGetProcAddress,
-/// SDL_GL_GetProcAddress (all have this type).
+/// SDL_GL_GetProcAddress (all have this type). On Windows, wglGetProcAddress alone gives no GL 1.1
+/// function (glGetString...): use context::adopt_current_wgl() there, or GLFW's / SDL's loader.
 using get_proc_address_fn = proc (*)(const char* name);
 
 /// What a GL context offers membridge (read by context::adopt_current).
@@ -32,9 +33,15 @@ struct context_capabilities {
   std::string renderer;     ///< GL_RENDERER.
   bool direct_state_access = false;   ///< GL 4.5 or GL_ARB_direct_state_access (required).
   bool memory_object = false;         ///< GL_EXT_memory_object (required).
-  bool memory_object_fd = false;      ///< GL_EXT_memory_object_fd (required).
+  bool memory_object_fd = false;      ///< GL_EXT_memory_object_fd (required on Linux).
+  bool memory_object_win32 = false;   ///< GL_EXT_memory_object_win32 (required on Windows).
+  /// The platform's memory import: GL_EXT_memory_object_fd (Linux) / GL_EXT_memory_object_win32 (Windows).
+  bool memory_object_handle = false;
   bool semaphore = false;             ///< GL_EXT_semaphore.
-  bool semaphore_fd = false;          ///< GL_EXT_semaphore_fd: semaphores from Vulkan / CUDA fds.
+  bool semaphore_fd = false;          ///< GL_EXT_semaphore_fd: semaphores from Vulkan / CUDA fds (Linux).
+  bool semaphore_win32 = false;       ///< GL_EXT_semaphore_win32: semaphores from NT handles (Windows).
+  /// The platform's semaphore import: GL_EXT_semaphore_fd (Linux) / GL_EXT_semaphore_win32 (Windows).
+  bool semaphore_handle = false;
   bool timeline_semaphore = false;    ///< GL_NV_timeline_semaphore: timeline values in GL.
   bool sparse_buffer = false;         ///< GL_ARB_sparse_buffer.
   bool memory_object_sparse = false;  ///< GL_NV_memory_object_sparse: imported memory committed into a sparse buffer.
@@ -46,8 +53,9 @@ struct context_capabilities {
   std::string sparse_growth_blocked;
   std::vector<device_uuid> device_uuids;  ///< GL_DEVICE_UUID_EXT for each of GL_NUM_DEVICE_UUIDS_EXT.
   std::optional<device_uuid> driver_uuid; ///< GL_DRIVER_UUID_EXT.
-  /// True when semaphores can be imported from fds (GL_EXT_semaphore + GL_EXT_semaphore_fd).
-  [[nodiscard]] bool semaphore_import() const noexcept { return semaphore && semaphore_fd; }
+  /// True when semaphores can be imported from the platform's handles (GL_EXT_semaphore +
+  /// GL_EXT_semaphore_fd on Linux, GL_EXT_semaphore_win32 on Windows).
+  [[nodiscard]] bool semaphore_import() const noexcept { return semaphore && semaphore_handle; }
   /// True when growth keeps one GL buffer (GL_ARB_sparse_buffer + GL_NV_memory_object_sparse, and
   /// not blocked: sparse_growth_blocked).
   [[nodiscard]] bool sparse_growth() const noexcept {
@@ -55,7 +63,8 @@ struct context_capabilities {
   }
 };
 
-/// The GL extensions membridge needs, in the order it checks them.
+/// The GL extensions membridge needs, in the order it checks them: GL_EXT_memory_object and
+/// GL_EXT_memory_object_fd (Linux) / GL_EXT_memory_object_win32 (Windows).
 [[nodiscard]] const std::vector<std::string>& required_extensions();
 
 /// Options for context::adopt_current().
@@ -91,6 +100,17 @@ class context {
   /// Ownership: borrows the current GL context; destroys nothing.
   [[nodiscard]] static result<context> adopt_current(get_proc_address_fn get_proc_address,
                                                      const adopt_options& options = {});
+
+#if defined(_WIN32)
+  /// Windows: adopts the WGL context current on this thread (wglGetCurrentContext), loading its
+  /// function table with opengl32.dll's wglGetProcAddress, and opengl32.dll's own exports for the
+  /// GL 1.0/1.1 functions wglGetProcAddress does not give.
+  /// Errors: driver_unavailable when opengl32.dll or its WGL functions are missing; invalid_argument
+  /// when no WGL context is current on this thread; otherwise as adopt_current().
+  /// Ownership: borrows the current WGL context; destroys nothing; keeps opengl32.dll loaded while
+  /// the context's objects live.
+  [[nodiscard]] static result<context> adopt_current_wgl(const adopt_options& options = {});
+#endif
 
   /// An empty context.
   context() noexcept = default;

@@ -1,5 +1,7 @@
 // membridge/gl/headless_context.hpp: an OpenGL 4.5 core context without a window (EGL), on the GPU
-// that matches a CUDA device, for samples, tests, tools and headless renderers.
+// that matches a CUDA device, for samples, tests, tools and headless renderers. Linux only: on
+// Windows create() and list_devices() answer errc::unsupported (no EGL on NVIDIA's Windows drivers;
+// make the context with GLFW or SDL and use context::adopt_current_wgl()).
 #pragma once
 
 #include <membridge/core/device_uuid.hpp>

@@ -1,9 +1,10 @@
-// membridge/gl/memory_object.hpp: memory exported by CUDA or Vulkan (an fd), imported into GL.
+// membridge/gl/memory_object.hpp: memory exported by CUDA or Vulkan (an fd on Linux, an NT handle on
+// Windows), imported into GL.
 #pragma once
 
 #include <membridge/core/result.hpp>
 #include <membridge/gl/context.hpp>
-#include <membridge/os/unique_fd.hpp>
+#include <membridge/os/shareable_handle.hpp>
 
 #include <cstddef>
 #include <memory>
@@ -16,17 +17,20 @@ struct memory_import_info {
   bool dedicated = false;  ///< GL_DEDICATED_MEMORY_OBJECT_EXT (the exporter made a dedicated allocation).
 };
 
-/// A GL memory object (GL_EXT_memory_object) made from an OPAQUE_FD: a CUDA VMM chunk's fd
-/// (cuMemExportToShareableHandle) or a Vulkan allocation's. Buffers and textures are then bound to it
+/// A GL memory object (GL_EXT_memory_object) made from an OPAQUE_FD (Linux) or OPAQUE_WIN32 NT handle
+/// (Windows): a CUDA VMM chunk's (cuMemExportToShareableHandle) or a Vulkan allocation's. Buffers and textures are then bound to it
 /// (gl::buffer, gl::texture). Move-only; the destructor deletes the GL name (context current).
 class memory_object {
  public:
-  /// glCreateMemoryObjectsEXT + glImportMemoryFdEXT. GL takes the fd on success (it is then closed by
-  /// GL); on failure the fd is closed here. Duplicate first (os::borrowed_fd::duplicate) to keep one.
-  /// Errors: invalid_argument for an empty fd or size 0; unsupported without GL_EXT_memory_object_fd;
-  /// the GL error the import raised (e.g. invalid_argument when the driver refuses the fd).
-  /// Ownership: consumes `fd`; the returned object owns the memory object.
-  [[nodiscard]] static result<memory_object> import(const context& context, os::unique_fd fd,
+  /// glCreateMemoryObjectsEXT + glImportMemoryFdEXT (Linux) / glImportMemoryWin32HandleEXT (Windows).
+  /// Duplicate first to keep a handle of your own.
+  /// Errors: invalid_argument for an empty handle or size 0; unsupported without
+  /// GL_EXT_memory_object_fd / GL_EXT_memory_object_win32; the GL error the import raised (e.g.
+  /// invalid_argument when the driver refuses the handle).
+  /// Ownership: consumes `handle`. Linux: GL takes the fd on success (and closes it); on failure it is
+  /// closed here. Windows: GL never takes an NT handle, so membridge closes it right after the import
+  /// (GL keeps the memory alive). The returned object owns the memory object.
+  [[nodiscard]] static result<memory_object> import(const context& context, os::shareable_handle handle,
                                                     const memory_import_info& info);
 
   /// An empty object.

@@ -3,7 +3,7 @@
 
 #include <membridge/core/result.hpp>
 #include <membridge/gl/context.hpp>
-#include <membridge/os/borrowed_fd.hpp>
+#include <membridge/os/shareable_handle.hpp>
 
 #include <cstdint>
 #include <memory>
@@ -42,8 +42,9 @@ struct semaphore_objects {
   std::span<const texture_barrier> textures;    ///< Textures with layouts.
 };
 
-/// A GL semaphore imported from an OPAQUE_FD that Vulkan exported (vkGetSemaphoreFdKHR; CUDA imports
-/// the same semaphore from another fd of it). GL cannot export semaphores, and neither can CUDA, so the
+/// A GL semaphore imported from an OPAQUE_FD (Linux) or OPAQUE_WIN32 NT handle (Windows) that Vulkan
+/// exported (vkGetSemaphoreFdKHR / vkGetSemaphoreWin32HandleKHR; CUDA imports the same semaphore from
+/// another handle of it). GL cannot export semaphores, and neither can CUDA, so the
 /// semaphore comes from Vulkan (sync::frame_timeline::export_fds gives the frame timeline's fds).
 ///
 /// wait() makes GL work submitted after it wait on the GPU; signal() signals after GL work submitted
@@ -51,12 +52,16 @@ struct semaphore_objects {
 /// Move-only; the destructor deletes the GL name (context current).
 class semaphore {
  public:
-  /// Imports `fd` (duplicated; the caller keeps it) as a `kind` semaphore. Timeline: the semaphore is
-  /// made with glCreateSemaphoresNV and typed GL_SEMAPHORE_TYPE_TIMELINE_NV before the import.
-  /// Errors: invalid_argument for an empty fd; unsupported without GL_EXT_semaphore_fd, or for a
-  /// timeline without GL_NV_timeline_semaphore; the GL error of the import.
-  /// Ownership: borrows `fd`; the semaphore owns its GL name and the imported payload.
-  [[nodiscard]] static result<semaphore> import(const context& context, os::borrowed_fd fd, semaphore_kind kind);
+  /// Imports `handle` as a `kind` semaphore (glImportSemaphoreFdEXT / glImportSemaphoreWin32HandleEXT).
+  /// Timeline: the semaphore is made with glCreateSemaphoresNV and typed GL_SEMAPHORE_TYPE_TIMELINE_NV
+  /// before the import.
+  /// Errors: invalid_argument for an empty handle; unsupported without GL_EXT_semaphore_fd /
+  /// GL_EXT_semaphore_win32, or for a timeline without GL_NV_timeline_semaphore; the GL error of the import.
+  /// Ownership: borrows `handle`; the caller keeps it. Linux: GL takes a duplicate of the fd. Windows:
+  /// the NT handle itself is imported and GL never takes it: the caller closes it when it wants (e.g.
+  /// right after this returns). The semaphore owns its GL name and the imported payload.
+  [[nodiscard]] static result<semaphore> import(const context& context, os::borrowed_shareable_handle handle,
+                                                semaphore_kind kind);
 
   /// An empty object.
   semaphore() noexcept = default;

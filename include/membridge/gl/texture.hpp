@@ -4,7 +4,7 @@
 #include <membridge/core/result.hpp>
 #include <membridge/gl/context.hpp>
 #include <membridge/gl/memory_object.hpp>
-#include <membridge/os/borrowed_fd.hpp>
+#include <membridge/os/shareable_handle.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -29,15 +29,18 @@ struct texture_info {
 /// the same memory, or linear rows CUDA writes. Move-only; the destructor deletes the texture name.
 class texture {
  public:
-  /// Imports `fd` (duplicated; the caller keeps it) and makes the texture at `memory_offset`.
-  /// Errors: invalid_argument for an empty fd, zero width/height/levels, format 0; unsupported when the
+  /// Imports `handle` (an fd on Linux, an NT handle on Windows; the caller keeps it) and makes the
+  /// texture at `memory_offset`.
+  /// Errors: invalid_argument for an empty handle, zero width/height/levels, format 0; unsupported when the
   /// driver refuses linear tiling (NVIDIA's GL, driver 580, does); the errors of memory_object::import
   /// and glTextureStorageMem2DEXT (e.g. a format the driver refuses).
-  /// Ownership: borrows `fd`; the texture owns its memory object and GL name.
-  [[nodiscard]] static result<texture> import(const context& context, os::borrowed_fd fd, const memory_import_info& memory,
+  /// Ownership: borrows `handle` (a duplicate is imported: DuplicateHandle on Windows, which
+  /// membridge closes after the import since GL never takes NT handles); the texture owns its memory object and GL name.
+  [[nodiscard]] static result<texture> import(const context& context, os::borrowed_shareable_handle handle,
+                                              const memory_import_info& memory,
                                               const texture_info& info, std::size_t memory_offset = 0);
   /// Makes a texture over an existing memory object.
-  /// Errors: as import() (but no fd); unsupported for a nonzero memory_offset on Mesa llvmpipe, which
+  /// Errors: as import() (but no handle); unsupported for a nonzero memory_offset on Mesa llvmpipe, which
   /// ignores the offset.
   /// Ownership: shares `memory`.
   [[nodiscard]] static result<texture> create(std::shared_ptr<const memory_object> memory, const texture_info& info,

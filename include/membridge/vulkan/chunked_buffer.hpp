@@ -3,7 +3,7 @@
 #pragma once
 
 #include <membridge/core/result.hpp>
-#include <membridge/os/borrowed_fd.hpp>
+#include <membridge/os/shareable_handle.hpp>
 #include <membridge/vulkan/device_context.hpp>
 #include <membridge/vulkan/imported_memory.hpp>
 #include <membridge/vulkan/shared_buffer.hpp>
@@ -71,12 +71,13 @@ class chunked_buffer {
   /// Destroys the buffers and frees the imported memory.
   ~chunked_buffer();
 
-  /// Imports the chunk behind `fd` (size `size`) and makes it visible at `offset`, which must equal
+  /// Imports the chunk behind `handle` (size `size`) and makes it visible at `offset`, which must equal
   /// size() (chunks are appended in order). On error the view is unchanged.
-  /// Ownership: duplicates `fd`; the caller keeps its fd.
+  /// Ownership: borrows `handle`; the caller keeps it (Linux: a duplicate of the fd is imported;
+  /// Windows: the NT handle itself, never taken by Vulkan; see imported_memory::import).
   /// Errors: invalid_argument for a wrong offset, size 0, exceeding reserved_size, or a size/offset
   /// not a multiple of the sparse page size; the import's and bind's errors.
-  [[nodiscard]] result<void> append(os::borrowed_fd fd, std::size_t offset, std::size_t size);
+  [[nodiscard]] result<void> append(os::borrowed_shareable_handle handle, std::size_t offset, std::size_t size);
 
   /// Drops every chunk from index `chunk_count` on (sparse: unbinds them). The caller must make sure
   /// the GPU no longer reads them. Errors: invalid_argument when chunk_count > this->chunk_count().
@@ -110,8 +111,8 @@ class chunked_buffer {
     std::size_t size = 0;
   };
 
-  [[nodiscard]] result<void> append_sparse(os::borrowed_fd fd, std::size_t offset, std::size_t size);
-  [[nodiscard]] result<void> append_per_chunk(os::borrowed_fd fd, std::size_t offset, std::size_t size);
+  [[nodiscard]] result<void> append_sparse(os::borrowed_shareable_handle handle, std::size_t offset, std::size_t size);
+  [[nodiscard]] result<void> append_per_chunk(os::borrowed_shareable_handle handle, std::size_t offset, std::size_t size);
   [[nodiscard]] result<void> bind_sparse(std::size_t offset, std::size_t size, VkDeviceMemory memory) const;
   [[nodiscard]] device_context context_from_state() const { return device_context(context_); }
   void rebuild_segments();

@@ -55,9 +55,9 @@ struct adopt_info {
   /// when non-empty it is used instead of `enabled_extensions`.
   /// Ownership: borrowed during adopt() only (the names are copied).
   std::span<const char* const> enabled_extension_names;
-  /// Accept a device that lacks some of required_device_extensions() other than
-  /// VK_KHR_external_memory_fd (which is always required); capabilities() and missing_extensions()
-  /// then report them. Without it, adopt() refuses such a device.
+  /// Accept a device that lacks some of required_device_extensions() other than the memory one
+  /// (VK_KHR_external_memory_fd on Linux, VK_KHR_external_memory_win32 on Windows: always required);
+  /// capabilities() and missing_extensions() then report them. Without it, adopt() refuses such a device.
   bool allow_missing_extensions = false;
   enabled_features features{};                        ///< Features the engine enabled.
   queue_info graphics;  ///< A graphics+compute queue (required).
@@ -75,8 +75,12 @@ struct create_options {
   bool validation = false;
   /// Receives each validation message (warnings and errors). Empty: messages go to membridge's log.
   std::function<void(std::string_view)> on_validation_message;
-  /// The Vulkan loader to dlopen.
+  /// The Vulkan loader to open (dlopen / LoadLibrary).
+#if defined(_WIN32)
+  std::string loader_path = "vulkan-1.dll";
+#else
   std::string loader_path = "libvulkan.so.1";
+#endif
   std::vector<std::string> instance_extensions;  ///< Extra instance extensions (e.g. GLFW's).
   std::vector<std::string> device_extensions;    ///< Extra device extensions (e.g. VK_KHR_swapchain).
   /// Enable sparse binding and a sparse-binding queue when the device has them.
@@ -87,14 +91,22 @@ struct create_options {
 
 /// What a device offers membridge (read when the context is made).
 struct context_capabilities {
-  bool external_memory_fd = false;     ///< VK_KHR_external_memory_fd enabled: fd imports work.
-  bool external_semaphore_fd = false;  ///< VK_KHR_external_semaphore_fd enabled: semaphores export to CUDA/GL.
+  /// The platform's external-memory extension is enabled (VK_KHR_external_memory_fd on Linux,
+  /// VK_KHR_external_memory_win32 on Windows): imports of shareable handles work.
+  bool external_memory = false;
+  /// The platform's external-semaphore extension is enabled (VK_KHR_external_semaphore_fd on Linux,
+  /// VK_KHR_external_semaphore_win32 on Windows): semaphores export to CUDA/GL.
+  bool external_semaphore = false;
+  bool external_memory_fd = false;     ///< VK_KHR_external_memory_fd enabled: fd imports work (Linux).
+  bool external_semaphore_fd = false;  ///< VK_KHR_external_semaphore_fd enabled (Linux).
   bool timeline_semaphore = false;     ///< Timeline semaphores enabled.
   bool sparse_binding = false;         ///< Sparse buffers usable (feature + residency + queue): growth keeps one VkBuffer.
   bool dedicated_allocation = true;    ///< VK_KHR_dedicated_allocation (core in 1.1).
 };
 
-/// The device extensions membridge needs, in the order it checks them.
+/// The device extensions membridge needs, in the order it checks them: VK_KHR_external_memory_fd and
+/// VK_KHR_external_semaphore_fd on Linux, VK_KHR_external_memory_win32 and
+/// VK_KHR_external_semaphore_win32 on Windows.
 [[nodiscard]] const std::vector<std::string>& required_device_extensions();
 
 /// The Vulkan device membridge works with: handles, a per-device function table (volk's
@@ -116,7 +128,8 @@ class device_context {
   /// Wraps an engine's device. Checks the API version and the required extensions, and reads the
   /// device's UUID. The timeline feature is taken from `info.features` as said (not checked).
   /// Errors: invalid_argument for null handles, a null extension name or a missing graphics queue;
-  /// unsupported when the API version is below 1.2, when VK_KHR_external_memory_fd is not enabled, or
+  /// unsupported when the API version is below 1.2, when the platform's external-memory extension
+  /// (VK_KHR_external_memory_fd / VK_KHR_external_memory_win32) is not enabled, or
   /// when another of required_device_extensions() is not enabled and `info.allow_missing_extensions`
   /// is false (the message lists the missing extensions).
   /// Ownership: borrows every handle; destroys nothing.

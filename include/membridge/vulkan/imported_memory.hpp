@@ -1,8 +1,9 @@
-// membridge/vulkan/imported_memory.hpp: VkDeviceMemory imported from another API's opaque fd.
+// membridge/vulkan/imported_memory.hpp: VkDeviceMemory imported from another API's opaque fd (Linux)
+// or opaque NT handle (Windows).
 #pragma once
 
 #include <membridge/core/result.hpp>
-#include <membridge/os/borrowed_fd.hpp>
+#include <membridge/os/shareable_handle.hpp>
 #include <membridge/vulkan/device_context.hpp>
 
 #include <vulkan/vulkan_core.h>
@@ -22,7 +23,8 @@ struct memory_import_info {
   VkImage image = VK_NULL_HANDLE;    ///< The resource of a dedicated import. Ownership: borrowed.
 };
 
-/// VkDeviceMemory imported from an opaque POSIX fd (VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT), such
+/// VkDeviceMemory imported from an opaque POSIX fd (VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT) on
+/// Linux or an opaque NT handle (VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_BIT) on Windows, such
 /// as a CUDA VMM chunk's. The memory type is chosen explicitly: device-local types without host
 /// visibility first (a CUDA fd is also offered host-memory types, which would be wrong), then other
 /// device-local ones.
@@ -31,13 +33,17 @@ struct memory_import_info {
 /// own handle or other imports exist. The caller must make sure the GPU no longer uses it.
 class imported_memory {
  public:
-  /// Imports the memory behind `fd`.
-  /// Ownership: duplicates `fd` (close-on-exec); Vulkan takes the duplicate on success, a failure closes
-  /// it; the caller's fd is never closed.
-  /// Errors: invalid_argument for size 0, a closed fd or one Vulkan rejects
+  /// Imports the memory behind `handle`.
+  /// Ownership: borrows `handle`; the caller's handle is never closed. Linux: imports a close-on-exec
+  /// duplicate of the fd, which Vulkan takes on success (a failure closes it). Windows: imports the
+  /// NT handle itself, which Vulkan never takes (NT handle imports do not transfer ownership): the
+  /// caller may close its handle right after this returns; the memory stays alive.
+  /// Errors: invalid_argument for size 0, an invalid handle or one Vulkan rejects
   /// (VK_ERROR_INVALID_EXTERNAL_HANDLE, e.g. another GPU's memory); unsupported without
-  /// VK_KHR_external_memory_fd or a device-local type in `memory_type_bits`; out_of_memory.
-  [[nodiscard]] static result<imported_memory> import(const device_context& context, os::borrowed_fd fd,
+  /// VK_KHR_external_memory_fd (Linux) / VK_KHR_external_memory_win32 (Windows) or a device-local
+  /// type in `memory_type_bits`; out_of_memory.
+  [[nodiscard]] static result<imported_memory> import(const device_context& context,
+                                                      os::borrowed_shareable_handle handle,
                                                       const memory_import_info& info);
 
   /// An empty object.

@@ -2,7 +2,7 @@
 #pragma once
 
 #include <membridge/core/result.hpp>
-#include <membridge/os/borrowed_fd.hpp>
+#include <membridge/os/shareable_handle.hpp>
 #include <membridge/vulkan/device_context.hpp>
 #include <membridge/vulkan/imported_memory.hpp>
 
@@ -30,11 +30,12 @@ struct buffer_import_info {
 /// with the buffer (wait for a fence or timeline value first).
 class shared_buffer {
  public:
-  /// Creates an external-memory VkBuffer, imports `fd` (dedicated when the driver requires it) and binds.
-  /// Ownership: duplicates `fd`; the caller keeps its fd (see imported_memory::import).
-  /// Errors: invalid_argument when size exceeds allocation_size or the fd is rejected; unsupported when
-  /// the device cannot import opaque fds for this usage; out_of_memory.
-  [[nodiscard]] static result<shared_buffer> import(const device_context& context, os::borrowed_fd fd,
+  /// Creates an external-memory VkBuffer, imports `handle` (dedicated when the driver requires it) and binds.
+  /// Ownership: borrows `handle`; the caller keeps it (Linux: a duplicate of the fd is imported;
+  /// Windows: the NT handle itself, never taken by Vulkan; see imported_memory::import).
+  /// Errors: invalid_argument when size exceeds allocation_size or the handle is rejected; unsupported
+  /// when the device cannot import opaque fds / NT handles for this usage; out_of_memory.
+  [[nodiscard]] static result<shared_buffer> import(const device_context& context, os::borrowed_shareable_handle handle,
                                                     const buffer_import_info& info);
 
   /// An empty buffer.

@@ -2,7 +2,7 @@
 #pragma once
 
 #include <membridge/core/result.hpp>
-#include <membridge/os/borrowed_fd.hpp>
+#include <membridge/os/shareable_handle.hpp>
 #include <membridge/vulkan/device_context.hpp>
 #include <membridge/vulkan/imported_memory.hpp>
 
@@ -60,14 +60,15 @@ class shared_image {
  public:
   /// What an image of this shape needs (a throwaway image is created and destroyed to ask the driver).
   /// Errors: invalid_argument for zero extent; unsupported when the format, tiling and usage cannot be
-  /// imported from an opaque fd.
+  /// imported from an opaque fd (Linux) / opaque NT handle (Windows).
   [[nodiscard]] static result<image_memory_requirements> requirements(const device_context& context,
                                                                       const image_info& info);
 
-  /// Creates the image, imports `fd` (its allocation is `allocation_size` bytes) and binds it at offset 0.
-  /// Ownership: duplicates `fd`; the caller keeps its fd.
+  /// Creates the image, imports `handle` (its allocation is `allocation_size` bytes) and binds it at offset 0.
+  /// Ownership: borrows `handle`; the caller keeps it (Linux: a duplicate of the fd is imported;
+  /// Windows: the NT handle itself, never taken by Vulkan; see imported_memory::import).
   /// Errors: as requirements(), plus invalid_argument when allocation_size is smaller than required.
-  [[nodiscard]] static result<shared_image> import(const device_context& context, os::borrowed_fd fd,
+  [[nodiscard]] static result<shared_image> import(const device_context& context, os::borrowed_shareable_handle handle,
                                                    std::size_t allocation_size, const image_info& info);
 
   /// An empty image.

@@ -1,12 +1,21 @@
 #include "functions.hpp"
 
+#include <cstdint>
+
 namespace membridge::gl::detail {
 
 namespace {
 
+// The values wglGetProcAddress returns on some Windows drivers for an unknown name, besides null.
+bool is_function(proc p) noexcept {
+  const auto value = reinterpret_cast<std::intptr_t>(p);
+  return !(value == 0 || value == 1 || value == 2 || value == 3 || value == -1);
+}
+
 template <class Pfn>
-void load(Pfn& out, get_proc_address_fn get_proc_address, const char* name) noexcept {
-  out = reinterpret_cast<Pfn>(get_proc_address(name));
+void load(Pfn& out, const proc_loader& get_proc_address, const char* name) noexcept {
+  const proc p = get_proc_address(name);
+  out = is_function(p) ? reinterpret_cast<Pfn>(p) : nullptr;
 }
 
 const char* gl_error_name(GLenum e) noexcept {
@@ -24,7 +33,7 @@ const char* gl_error_name(GLenum e) noexcept {
 
 }  // namespace
 
-functions load_functions(get_proc_address_fn gpa) noexcept {
+functions load_functions(const proc_loader& gpa) noexcept {
   functions f;
 #define MEMBRIDGE_GL_LOAD(name) load(f.name, gpa, "gl" #name)
   MEMBRIDGE_GL_LOAD(GetString);
@@ -54,6 +63,7 @@ functions load_functions(get_proc_address_fn gpa) noexcept {
   MEMBRIDGE_GL_LOAD(NamedBufferStorageMemEXT);
   MEMBRIDGE_GL_LOAD(TextureStorageMem2DEXT);
   MEMBRIDGE_GL_LOAD(ImportMemoryFdEXT);
+  MEMBRIDGE_GL_LOAD(ImportMemoryWin32HandleEXT);
   MEMBRIDGE_GL_LOAD(GenSemaphoresEXT);
   MEMBRIDGE_GL_LOAD(DeleteSemaphoresEXT);
   MEMBRIDGE_GL_LOAD(IsSemaphoreEXT);
@@ -62,6 +72,7 @@ functions load_functions(get_proc_address_fn gpa) noexcept {
   MEMBRIDGE_GL_LOAD(WaitSemaphoreEXT);
   MEMBRIDGE_GL_LOAD(SignalSemaphoreEXT);
   MEMBRIDGE_GL_LOAD(ImportSemaphoreFdEXT);
+  MEMBRIDGE_GL_LOAD(ImportSemaphoreWin32HandleEXT);
   MEMBRIDGE_GL_LOAD(CreateSemaphoresNV);
   MEMBRIDGE_GL_LOAD(SemaphoreParameterivNV);
   MEMBRIDGE_GL_LOAD(GetSemaphoreParameterivNV);

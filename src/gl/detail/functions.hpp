@@ -3,9 +3,12 @@
 #pragma once
 
 #include <membridge/gl/context.hpp>
+#include <membridge/os/dynamic_library.hpp>
 
-#include <GL/gl.h>
+#include <GL/gl.h>  // on Windows, mingw's (it includes <windows.h>)
 #include <GL/glext.h>
+
+#include <functional>
 
 namespace membridge::gl::detail {
 
@@ -48,8 +51,9 @@ struct functions {
   PFNGLMEMORYOBJECTPARAMETERIVEXTPROC MemoryObjectParameterivEXT = nullptr;
   PFNGLNAMEDBUFFERSTORAGEMEMEXTPROC NamedBufferStorageMemEXT = nullptr;
   PFNGLTEXTURESTORAGEMEM2DEXTPROC TextureStorageMem2DEXT = nullptr;
-  // GL_EXT_memory_object_fd.
+  // GL_EXT_memory_object_fd (Linux) and GL_EXT_memory_object_win32 (Windows).
   PFNGLIMPORTMEMORYFDEXTPROC ImportMemoryFdEXT = nullptr;
+  PFNGLIMPORTMEMORYWIN32HANDLEEXTPROC ImportMemoryWin32HandleEXT = nullptr;
   // GL_EXT_semaphore.
   PFNGLGENSEMAPHORESEXTPROC GenSemaphoresEXT = nullptr;
   PFNGLDELETESEMAPHORESEXTPROC DeleteSemaphoresEXT = nullptr;
@@ -58,8 +62,9 @@ struct functions {
   PFNGLGETSEMAPHOREPARAMETERUI64VEXTPROC GetSemaphoreParameterui64vEXT = nullptr;
   PFNGLWAITSEMAPHOREEXTPROC WaitSemaphoreEXT = nullptr;
   PFNGLSIGNALSEMAPHOREEXTPROC SignalSemaphoreEXT = nullptr;
-  // GL_EXT_semaphore_fd.
+  // GL_EXT_semaphore_fd (Linux) and GL_EXT_semaphore_win32 (Windows).
   PFNGLIMPORTSEMAPHOREFDEXTPROC ImportSemaphoreFdEXT = nullptr;
+  PFNGLIMPORTSEMAPHOREWIN32HANDLEEXTPROC ImportSemaphoreWin32HandleEXT = nullptr;
   // GL_NV_timeline_semaphore.
   PFNGLCREATESEMAPHORESNVPROC CreateSemaphoresNV = nullptr;
   PFNGLSEMAPHOREPARAMETERIVNVPROC SemaphoreParameterivNV = nullptr;
@@ -68,14 +73,24 @@ struct functions {
   PFNGLNAMEDBUFFERPAGECOMMITMENTMEMNVPROC NamedBufferPageCommitmentMemNV = nullptr;
 };
 
-/// Loads every entry point above with `get_proc_address` (missing ones stay null).
-[[nodiscard]] functions load_functions(get_proc_address_fn get_proc_address) noexcept;
+/// Where a context's entry points come from: the caller's get_proc_address, or on Windows
+/// wglGetProcAddress with opengl32.dll's own exports for GL 1.0/1.1 (src/gl/win32/wgl.cpp).
+using proc_loader = std::function<proc(const char* name)>;
+
+/// Loads every entry point above with `load`. Missing ones stay null, and so do the values some
+/// Windows drivers return for "missing" instead of null (1, 2, 3 and -1: never function addresses).
+[[nodiscard]] functions load_functions(const proc_loader& load) noexcept;
 
 /// What every object made from a context shares: the table and the capabilities read at adopt time.
 struct context_state {
   functions fn;
   context_capabilities capabilities;
+  os::dynamic_library library;  ///< The GL library the entry points came from (WGL adoption), kept loaded.
 };
+
+/// context::adopt_current's work, with entry points from `load`; `library` is kept with the state.
+[[nodiscard]] result<context> adopt_current(const proc_loader& load, const adopt_options& options,
+                                            os::dynamic_library library);
 
 /// True when the driver binds buffers and textures at offset 0 of a memory object whatever offset it
 /// is given, so a nonzero offset would silently show the wrong bytes: Mesa llvmpipe

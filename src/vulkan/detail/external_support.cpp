@@ -1,5 +1,7 @@
 #include "external_support.hpp"
 
+#include "external_handle.hpp"
+
 namespace membridge::vulkan::detail {
 
 external_buffer_support query_external_buffer(const context_state& s, VkBufferCreateFlags flags,
@@ -7,7 +9,7 @@ external_buffer_support query_external_buffer(const context_state& s, VkBufferCr
   VkPhysicalDeviceExternalBufferInfo info{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_BUFFER_INFO};
   info.flags = flags;
   info.usage = usage;
-  info.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+  info.handleType = memory_handle_type;
   VkExternalBufferProperties props{VK_STRUCTURE_TYPE_EXTERNAL_BUFFER_PROPERTIES};
   s.instance_fns.vkGetPhysicalDeviceExternalBufferProperties(s.physical_device, &info, &props);
   const VkExternalMemoryFeatureFlags f = props.externalMemoryProperties.externalMemoryFeatures;

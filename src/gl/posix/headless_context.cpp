@@ -2,7 +2,7 @@
 // (EGL_EXT_platform_device) on the GPU that matches a CUDA device, or on Mesa's surfaceless platform.
 #include <membridge/gl/headless_context.hpp>
 
-#include "detail/egl.hpp"
+#include "egl.hpp"
 
 #include <optional>
 #include <utility>

@@ -1,4 +1,4 @@
-// src/gl/detail/egl.hpp: the EGL functions headless_context calls, loaded from a libEGL opened at run
+// src/gl/posix/egl.hpp: the EGL functions headless_context calls, loaded from a libEGL opened at run
 // time (never EGL prototypes: the gl target builds with EGL_EGL_PROTOTYPES=0), and the state one
 // headless context owns. Private to the gl module.
 #pragma once
