@@ -12,6 +12,7 @@
 #include <membridge/core/units.hpp>
 
 #include <membridge/os/borrowed_fd.hpp>
+#include <membridge/os/current_user_security.hpp>
 #include <membridge/os/dynamic_library.hpp>
 #include <membridge/os/shareable_handle.hpp>
 #include <membridge/os/start_thread.hpp>
@@ -19,8 +20,11 @@
 #include <membridge/os/unique_handle.hpp>
 
 #include <membridge/ipc/channel.hpp>
+#include <membridge/ipc/layout.hpp>
+#include <membridge/ipc/pipe_channel.hpp>
 #include <membridge/ipc/publisher.hpp>
 #include <membridge/ipc/resource.hpp>
+#include <membridge/ipc/socket_channel.hpp>
 #include <membridge/ipc/subscriber.hpp>
 #include <membridge/ipc/wire.hpp>
 

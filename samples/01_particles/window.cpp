@@ -484,4 +484,6 @@ result<void> window::present(const present_job& job) {
   return membridge::ok();
 }
 
+void* window::native() const noexcept { return state_ ? state_->handle : nullptr; }
+
 }  // namespace particles::app

@@ -99,6 +99,8 @@ class window {
   [[nodiscard]] std::uint32_t swapchain_generation() const noexcept;
   /// One line for the run's output: `swapchain 1280x720 B8G8R8A8_UNORM MAILBOX, created 1 time`.
   [[nodiscard]] std::string describe() const;
+  /// The GLFW window (a GLFWwindow*), for input and the title (membridge-view). Ownership: owned by the window.
+  [[nodiscard]] void* native() const noexcept;
 
  private:
   struct state;

@@ -30,6 +30,10 @@ int main(int argc, char** argv) {
               << "); the producer simulates on a CUDA device and has no CPU path\n";
     return static_cast<int>(exit_status::runtime_failure);
   }
+  if (const std::string problem = device_problem(*parsed.options, cuda_device_count()); !problem.empty()) {
+    std::cerr << "membridge_ipc_producer: " << problem << "\nRun with --help for more information.\n";
+    return static_cast<int>(exit_status::usage_error);
+  }
   std::signal(SIGINT, &on_stop_signal);
   std::signal(SIGTERM, &on_stop_signal);
   std::signal(SIGPIPE, SIG_IGN);  // a viewer that vanishes must not kill the producer

@@ -19,7 +19,9 @@
 
 #include "particle_sim.hpp"
 
+#include <cstddef>
 #include <cstdint>
+#include <numeric>
 #include <optional>
 #include <string_view>
 
@@ -68,6 +70,17 @@ inline constexpr std::uint64_t count_alignment = 8;
     if (!ok) return false;
   }
   return true;
+}
+
+/// The particle counts a producer on another GPU than its buffer uses (--sim-device B --render-device A):
+/// multiples of `granularity / gcd(granularity, slots * stride)` and of count_alignment, so that the
+/// slots (slots * N * 32 bytes) are a whole number of `granularity` bytes and end where the buffer's
+/// mapped memory does: sync::cross_gpu_link grants B access to the slots per whole allocation.
+/// 65536 for 3 slots and 2 MiB pages; 16384 for 4 slots.
+[[nodiscard]] constexpr std::uint64_t cross_gpu_count_alignment(std::size_t granularity, std::uint32_t slots) noexcept {
+  const std::uint64_t row = std::uint64_t{slots == 0 ? 1U : slots} * stride;  // bytes per particle, all slots
+  const std::uint64_t g = granularity == 0 ? 1 : granularity;
+  return std::lcm(count_alignment, g / std::gcd(g, row));
 }
 
 /// `count` rounded up to count_alignment.

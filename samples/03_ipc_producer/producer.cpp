@@ -10,6 +10,13 @@
 //   growth  before frame g: wait until frame g-1 was consumed (no frame in flight uses the old layout),
 //           grow() (maps a chunk more: no copy, same address), move frame g-1 to its slot in the new
 //           layout, spawn the new particles (kernel), publish_growth(); frames from g on have N' particles
+//
+// With --sim-device B other than --render-device A, the buffer, the Vulkan device and the frame timeline
+// stay on A (what viewers import, on A, as on one GPU) and the kernels run on B through a
+// sync::cross_gpu_link: begin_frame/end_frame replace cuda_acquire/cuda_release, the steps write the
+// link's write target (B's buffer, copied into A's slot by B's copy engine; A's slot through the peer
+// mapping; or through pinned host memory when the GPUs cannot peer). No host wait is added to the loop.
+// A growth makes a new link for the new layout (the slots move) and moves frame g-1 into its write target.
 #include "producer.hpp"
 
 #include "cuda_runtime_check.hpp"  // samples/common
@@ -23,6 +30,7 @@
 #include <membridge/cuda/device.hpp>
 #include <membridge/cuda/growable_buffer.hpp>
 #include <membridge/ipc/publisher.hpp>
+#include <membridge/sync/cross_gpu_link.hpp>
 #include <membridge/sync/frame_publisher.hpp>
 #include <membridge/sync/ipc_buffers.hpp>
 #include <membridge/sync/same_gpu.hpp>
@@ -33,6 +41,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <mutex>
 #include <optional>
@@ -69,6 +78,16 @@ static_assert(std::atomic<bool>::is_always_lock_free && std::atomic<int>::is_alw
               "request_stop() runs in a signal handler");
 
 using samples::cuda_error;
+
+/// Copies `count` particles from `source` to `destination` on `stream`: move_particles where the ranges
+/// overlap (a slot moving up in one buffer), one cudaMemcpyAsync where they do not.
+cudaError_t copy_particles(particle* destination, const particle* source, std::size_t count, cudaStream_t stream) {
+  const auto to = reinterpret_cast<std::uintptr_t>(destination);
+  const auto from = reinterpret_cast<std::uintptr_t>(source);
+  const std::uintptr_t bytes = count * sizeof(particle);
+  if (to < from + bytes && from < to + bytes) return move_particles(destination, source, count, stream);
+  return cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDeviceToDevice, stream);
+}
 
 double to_ms(clock_type::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
@@ -156,15 +175,24 @@ class stream_owner {
 /// The publishing simulation: buffer, publisher, stream and the frame loop.
 class producer {
  public:
-  producer(const producer_options& o, console& con) : o_(o), con_(con), count_(o.particles) {}
+  producer(const producer_options& o, console& con)
+      : o_(o), con_(con), count_(o.particles), max_count_(o.max_particles) {}
 
   result<void> setup() {
-    MEMBRIDGE_TRY_ASSIGN(device_, membridge::cuda::device::open(0).with_context("opening CUDA device 0"));
+    MEMBRIDGE_TRY_ASSIGN(device_, membridge::cuda::device::open(o_.render_device)
+                                      .with_context("opening the render GPU, CUDA device " +
+                                                    std::to_string(o_.render_device)));
+    if (cross_gpu()) {
+      MEMBRIDGE_TRY_ASSIGN(sim_, membridge::cuda::device::open(device_.shared_driver(), o_.sim_device)
+                                     .with_context("opening the simulation's GPU, CUDA device " +
+                                                   std::to_string(o_.sim_device)));
+      align_counts_for_the_link();
+    }
     // The Vulkan device only makes the timeline semaphores (exportable, imported into CUDA): the producer
     // draws nothing.
     MEMBRIDGE_TRY_ASSIGN(context_, membridge::sync::create_vulkan_context_for(device_).with_context(
                                        "creating a Vulkan device on the CUDA device's GPU (for the frame semaphores)"));
-    const auto reserved = membridge::round_up(ipc_layout::bytes_for(o_.max_particles, o_.slots), device_.granularity());
+    const auto reserved = membridge::round_up(ipc_layout::bytes_for(max_count_, o_.slots), device_.granularity());
     if (!reserved) return error(errc::invalid_argument, "membridge_ipc_producer", "the reserved size overflows");
     membridge::cuda::growable_buffer_options bo;
     bo.size = ipc_layout::bytes_for(count_, o_.slots);
@@ -175,10 +203,16 @@ class producer {
                                       .with_context("allocating " + membridge::format_bytes(bo.size) +
                                                     " for the particles (" + membridge::format_bytes(bo.max_size) +
                                                     " reserved)"));
-    if (const cudaError_t rc = cudaSetDevice(0); rc != cudaSuccess) return cuda_error(rc, "cudaSetDevice", "device 0");
+    if (cross_gpu()) {
+      MEMBRIDGE_TRY_ASSIGN(link_, make_link(count_));
+    }
+    // The simulation's GPU is current from here on: its stream, its kernels, and the upload into the
+    // first frame's write target (B's buffer, or A's slot through the peer mapping).
+    if (const cudaError_t rc = cudaSetDevice(o_.sim_device); rc != cudaSuccess)
+      return cuda_error(rc, "cudaSetDevice", "device " + std::to_string(o_.sim_device));
     {
       const auto initial = initial_particles(static_cast<std::size_t>(count_), o_.seed, params_);
-      if (const cudaError_t rc = cudaMemcpy(buffer_.data<particle>(), initial.data(), initial.size() * sizeof(particle),
+      if (const cudaError_t rc = cudaMemcpy(target(0), initial.data(), initial.size() * sizeof(particle),
                                             cudaMemcpyHostToDevice);
           rc != cudaSuccess)
         return cuda_error(rc, "cudaMemcpy", "uploading the initial particles into slot 0");
@@ -204,13 +238,13 @@ class producer {
 
   void print_header() {
     std::string growth;
-    if (o_.grow_every == 0 || o_.max_particles <= count_) {
+    if (o_.grow_every == 0 || max_count_ <= count_) {
       growth = o_.grow_every == 0 ? "no growth" : "no growth (--max-particles is the start count)";
     } else {
       char factor[32];
       (void)std::snprintf(factor, sizeof factor, "%g", o_.grow_factor);
       growth = "x" + std::string(factor) + " every " + std::to_string(o_.grow_every) + " frames up to " +
-               std::to_string(o_.max_particles);
+               std::to_string(max_count_);
     }
     char idle[64];
     if (o_.idle_fps > 0)
@@ -221,6 +255,13 @@ class producer {
               std::to_string(count_) + " particles (" + growth + "), " + std::to_string(o_.steps) +
               (o_.steps == 1 ? " step" : " steps") + "/frame, " + std::to_string(o_.slots) + " slots, " +
               (o_.frames > 0 ? std::to_string(o_.frames) + " frames" : std::string("until stopped")) + ", " + idle);
+    if (link_.valid()) {
+      con_.line("across GPUs: simulating on CUDA device " + std::to_string(o_.sim_device) + " (" + sim_->name() +
+                "), publishing from CUDA device " + std::to_string(o_.render_device) + " (" + device_.name() +
+                "); each frame crosses by " + std::string(membridge::sync::to_string(link_.mode())) +
+                " (sync::cross_gpu_link); viewers: --render-device " + std::to_string(o_.render_device));
+      if (!alignment_note_.empty()) con_.line(alignment_note_);
+    }
     con_.line("socket: " + publisher_.publisher().path() + "  (membridge_ipc_viewer --name " + o_.name + ")");
     con_.line("memory: " + std::string(ipc_layout::format_name) + ": " + std::to_string(o_.slots) + " slots x " +
               membridge::format_bytes(ipc_layout::bytes_for(count_, 1)) + " back to back in one growable_buffer (" +
@@ -247,6 +288,43 @@ class producer {
  private:
   [[nodiscard]] particle* slot(std::uint64_t frame) const noexcept {
     return buffer_.data<particle>() + (frame % o_.slots) * count_;
+  }
+
+  [[nodiscard]] bool cross_gpu() const noexcept { return o_.sim_device != o_.render_device; }
+
+  /// Where frame `frame`'s kernels write: its slot in the published buffer, or the link's write target.
+  [[nodiscard]] particle* target(std::uint64_t frame) const noexcept {
+    return link_.valid() ? reinterpret_cast<particle*>(link_.write_target(frame)) : slot(frame);
+  }
+
+  /// `count` rounded up to the counts this run uses (8, or ipc_layout::cross_gpu_count_alignment()).
+  [[nodiscard]] std::uint64_t aligned(std::uint64_t count) const noexcept {
+    return (count + count_alignment_ - 1) / count_alignment_ * count_alignment_;
+  }
+
+  /// Across GPUs, counts become multiples of ipc_layout::cross_gpu_count_alignment() (1M and the other
+  /// powers of two from 64K up already are); the header says so when that changed them.
+  void align_counts_for_the_link() {
+    count_alignment_ = ipc_layout::cross_gpu_count_alignment(device_.granularity(), o_.slots);
+    const std::uint64_t count = aligned(count_);
+    const std::uint64_t max = std::max(aligned(max_count_), count);
+    if (count != count_ || max != max_count_)
+      alignment_note_ = "note: particle counts rounded up to multiples of " + std::to_string(count_alignment_) +
+                        " across GPUs (" + std::to_string(count) + " at the start, at most " + std::to_string(max) +
+                        "): the slots must end where the buffer's mapped memory does";
+    count_ = count;
+    max_count_ = max;
+  }
+
+  /// A link from the simulation's GPU to the slots of `count` particles in the buffer on the render GPU.
+  [[nodiscard]] result<membridge::sync::cross_gpu_link> make_link(std::uint64_t count) const {
+    const std::size_t bytes = static_cast<std::size_t>(ipc_layout::bytes_for(count, 1));
+    std::vector<CUdeviceptr> slots;
+    for (std::uint32_t k = 0; k < o_.slots; ++k) slots.push_back(buffer_.address() + k * bytes);
+    return membridge::sync::cross_gpu_link::create(device_, *sim_, slots, bytes)
+        .with_context("linking the simulation's GPU (CUDA device " + std::to_string(o_.sim_device) +
+                      ") to the render GPU (CUDA device " + std::to_string(o_.render_device) + ") for " +
+                      std::to_string(count) + " particles per slot");
   }
 
   [[nodiscard]] std::string chunks_text() const {
@@ -279,7 +357,7 @@ class producer {
   }
 
   [[nodiscard]] bool growth_due(std::uint64_t n) const noexcept {
-    return o_.grow_every > 0 && n > 0 && n % o_.grow_every == 0 && count_ < o_.max_particles;
+    return o_.grow_every > 0 && n > 0 && n % o_.grow_every == 0 && count_ < max_count_;
   }
 
   result<void> loop() {
@@ -309,17 +387,23 @@ class producer {
         idle_due = clock_type::now();
       }
       const std::string frame = "frame " + std::to_string(n);
-      MEMBRIDGE_TRY(timeline.cuda_acquire(stream, n).with_context(frame));
+      if (link_.valid())
+        MEMBRIDGE_TRY(link_.begin_frame(timeline, stream, n).with_context(frame));
+      else
+        MEMBRIDGE_TRY(timeline.cuda_acquire(stream, n).with_context(frame));
       if (n > 0 && o_.slots > 1) {
-        if (const cudaError_t rc = cudaMemcpyAsync(slot(n), slot(n - 1), count_ * sizeof(particle),
+        if (const cudaError_t rc = cudaMemcpyAsync(target(n), target(n - 1), count_ * sizeof(particle),
                                                    cudaMemcpyDeviceToDevice, stream);
             rc != cudaSuccess)
           return cuda_error(rc, "cudaMemcpyAsync", "copying the previous frame's slot: " + frame);
       }
-      if (const cudaError_t rc = step_cuda(slot(n), static_cast<std::size_t>(count_), params_, o_.steps, stream);
+      if (const cudaError_t rc = step_cuda(target(n), static_cast<std::size_t>(count_), params_, o_.steps, stream);
           rc != cudaSuccess)
         return cuda_error(rc, "step_cuda", frame);
-      MEMBRIDGE_TRY(timeline.cuda_release(stream, n).with_context(frame));
+      if (link_.valid())
+        MEMBRIDGE_TRY(link_.end_frame(timeline, stream, n).with_context(frame));
+      else
+        MEMBRIDGE_TRY(timeline.cuda_release(stream, n).with_context(frame));
       MEMBRIDGE_TRY(publisher_.publish_frame(n).with_context(frame));
       last_announced_ = n;
       ++frames_;
@@ -351,7 +435,7 @@ class producer {
   result<bool> grow(std::uint64_t n) {
     const std::uint64_t old_count = count_;
     const auto wanted = static_cast<std::uint64_t>(std::ceil(static_cast<double>(old_count) * o_.grow_factor));
-    const std::uint64_t new_count = std::min(ipc_layout::align_count(wanted), o_.max_particles);
+    const std::uint64_t new_count = std::min(aligned(wanted), max_count_);
     const std::string what = "growing to " + std::to_string(new_count) + " particles before frame " + std::to_string(n);
     const std::size_t chunks_before = buffer_.chunk_count();
 
@@ -361,22 +445,32 @@ class producer {
     MEMBRIDGE_TRY_ASSIGN(const bool drained, wait_consumed(n - 1));
     if (!drained) return false;
     MEMBRIDGE_TRY(stream_.synchronize(what));
+    // Across GPUs: the link's copies into the old slots are done too (the new layout overlaps them).
+    if (link_.valid()) MEMBRIDGE_TRY(link_.synchronize().with_context(what));
     const auto t1 = clock_type::now();
     MEMBRIDGE_TRY(buffer_.grow(ipc_layout::bytes_for(new_count, o_.slots)).with_context(what));
     const auto t2 = clock_type::now();
     // Frame n-1 moves to its slot in the new layout (slot k from byte k*N*32 to k*N'*32: up, maybe
     // overlapping), then the new particles follow it: turned copies of it, so they start on orbits.
+    // Across GPUs the slots changed, so a new link (granting the new chunks too) takes over, and frame
+    // n-1 moves from the old link's write target into the new one's (in peer_write both are A's slot).
+    particle* source = target(n - 1);
+    membridge::sync::cross_gpu_link next;
+    if (link_.valid()) {
+      MEMBRIDGE_TRY_ASSIGN(next, make_link(new_count));
+    }
     const std::uint64_t k = (n - 1) % o_.slots;
-    particle* base = buffer_.data<particle>();
-    particle* moved = base + k * new_count;
-    if (const cudaError_t rc = move_particles(moved, base + k * old_count, old_count, stream_.get()); rc != cudaSuccess)
-      return cuda_error(rc, "move_particles", what);
+    particle* moved = next.valid() ? reinterpret_cast<particle*>(next.write_target(n - 1))
+                                   : buffer_.data<particle>() + k * new_count;
+    if (const cudaError_t rc = copy_particles(moved, source, old_count, stream_.get()); rc != cudaSuccess)
+      return cuda_error(rc, "copy_particles", what);
     ++growths_;
     if (const cudaError_t rc = spawn_particles(moved + old_count, new_count - old_count, moved, old_count,
                                                golden_angle * static_cast<float>(growths_), stream_.get());
         rc != cudaSuccess)
       return cuda_error(rc, "spawn_particles", what);
     MEMBRIDGE_TRY(stream_.synchronize(what));
+    if (next.valid()) link_ = std::move(next);  // the old link is idle: its streams, events and buffer go
     const auto t3 = clock_type::now();
     count_ = new_count;  // frames from n on
     MEMBRIDGE_TRY(membridge::sync::publish_growth(publisher_.publisher(), std::string(ipc_layout::buffer_name), buffer_,
@@ -389,7 +483,7 @@ class producer {
               ms_text(to_ms(t3 - t2)) + ", publish_growth " + ms_text(to_ms(t4 - t3)) + "; " +
               membridge::format_bytes(buffer_.size()) + " in use, " + membridge::format_bytes(buffer_.capacity()) +
               " mapped in " + chunks_text() + " (+" + std::to_string(added) + ")" +
-              (new_count >= o_.max_particles ? "; --max-particles reached" : ""));
+              (new_count >= max_count_ ? "; --max-particles reached" : ""));
     return true;
   }
 
@@ -405,6 +499,7 @@ class producer {
         return std::move(waited).error().add_context("waiting for the consumer to draw the last frame");
     }
     MEMBRIDGE_TRY(stream_.synchronize("the producer's last frames"));
+    if (link_.valid()) MEMBRIDGE_TRY(link_.synchronize().with_context("moving the last frames to the render GPU"));
     const double seconds = std::chrono::duration<double>(clock_type::now() - start_).count();
     char text[256];
     (void)std::snprintf(text, sizeof text, "frames %llu in %.1f s (%.0f FPS), %llu particles, %u growth%s, %llu subscriber%s served",
@@ -418,7 +513,10 @@ class producer {
 
   const producer_options& o_;
   console& con_;
-  std::uint64_t count_;  // particles per slot of the frames produced now
+  std::uint64_t count_;      // particles per slot of the frames produced now
+  std::uint64_t max_count_;  // --max-particles (across GPUs: aligned as count_ is)
+  std::uint64_t count_alignment_ = ipc_layout::count_alignment;
+  std::string alignment_note_;  // across GPUs, when the counts were rounded up
   sim_params params_ = default_params();
   frame_stats window_{4096};  // frame times since the last statistics line
   clock_type::time_point start_{};
@@ -426,12 +524,15 @@ class producer {
   std::uint64_t frames_ = 0;
   unsigned growths_ = 0;
   std::atomic<std::uint64_t> served_{0};  // written by on_event: declared before the publisher, outlives it
-  // Destroyed in reverse: the stream (synchronised), the publisher (goodbye to subscribers, then its
-  // timeline), the buffer (waits for the device), the Vulkan context, the CUDA device.
-  membridge::cuda::device device_;
+  // Destroyed in reverse: the stream (synchronised), the link (waits for its relay and copy streams),
+  // the publisher (goodbye to subscribers, then its timeline), the buffer (waits for the device), the
+  // Vulkan context, the CUDA devices.
+  membridge::cuda::device device_;                 // A: the render GPU (buffer, timeline, Vulkan)
+  std::optional<membridge::cuda::device> sim_;     // B: the simulation's GPU, when not A
   membridge::vulkan::device_context context_;
   membridge::cuda::growable_buffer buffer_;
   membridge::sync::frame_publisher publisher_;
+  membridge::sync::cross_gpu_link link_;  // across GPUs only
   stream_owner stream_;
 };
 
@@ -443,6 +544,12 @@ void request_stop(int signal_number) noexcept {
 }
 
 std::string cuda_unavailable_reason() { return samples::cuda_unavailable_reason(); }
+
+int cuda_device_count() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) return 0;
+  return count;
+}
 
 result<void> run(const producer_options& options, std::ostream& out) {
   console con(out);

@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <string>
+#include <utility>
 
 namespace particles::ipc_producer {
 
@@ -17,6 +18,9 @@ parsed_command_line parse_command_line(int argc, const char* const* argv) {
       "to other processes (membridge sample 03): viewers (membridge_ipc_viewer) attach over a Unix socket,\n"
       "import the very memory and draw every frame with no copy, paced by one timeline-semaphore handoff per\n"
       "frame. The buffer grows every --grow-every frames, in place; viewers follow. Needs a CUDA device.\n"
+      "With --sim-device B --render-device A (two GPUs) it simulates on B and moves each frame to the published\n"
+      "buffer on A (sync::cross_gpu_link: peer copy, or pinned host memory when the GPUs cannot peer); viewers\n"
+      "draw on A (membridge_ipc_viewer --render-device A).\n"
       "Runs until SIGINT/SIGTERM (or --frames). Exit status: 0 ok, 1 invalid command line, 2 runtime failure.",
       "membridge_ipc_producer");
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
@@ -73,6 +77,17 @@ parsed_command_line parse_command_line(int argc, const char* const* argv) {
       ->check(CLI::Range(0.0, 100000.0))
       ->type_name("F");
   app.add_option("--seed", o.seed, "Random seed of the initial particle disc")->capture_default_str()->type_name("N");
+  app.add_option("--render-device", o.render_device,
+                 "CUDA device whose memory holds the published buffer and frame timeline: the GPU viewers draw on")
+      ->check(CLI::Range(0, 1023))
+      ->capture_default_str()
+      ->type_name("A");
+  app.add_option("--sim-device", o.sim_device,
+                 "CUDA device that simulates; another than --render-device moves each frame to the render GPU's "
+                 "buffer (peer copy, or pinned host memory when the GPUs cannot peer)")
+      ->check(CLI::Range(0, 1023))
+      ->capture_default_str()
+      ->type_name("B");
 
   try {
     app.parse(argc, argv);
@@ -95,6 +110,22 @@ parsed_command_line parse_command_line(int argc, const char* const* argv) {
     o.max_particles = o.particles;  // only --particles given, above the default maximum: no growth room
   }
   return {std::move(o), exit_status::ok};
+}
+
+std::string device_problem(const producer_options& options, int device_count) {
+  std::string present;
+  if (device_count <= 0)
+    present = "this machine has none";
+  else if (device_count == 1)
+    present = "this machine has 1: 0";
+  else
+    present = "this machine has " + std::to_string(device_count) + ": 0 to " + std::to_string(device_count - 1);
+  for (const auto& [flag, ordinal] : {std::pair{"--render-device", options.render_device},
+                                      std::pair{"--sim-device", options.sim_device}}) {
+    if (ordinal < 0 || ordinal >= device_count)
+      return std::string(flag) + " " + std::to_string(ordinal) + ": no such CUDA device (" + present + ")";
+  }
+  return {};
 }
 
 }  // namespace particles::ipc_producer

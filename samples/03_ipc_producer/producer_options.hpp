@@ -12,6 +12,8 @@ enum class exit_status : int {
   ok = 0,               ///< Stopped by a signal or after --frames frames.
   usage_error = 1,      ///< The command line was invalid (the reason is printed).
   runtime_failure = 2,  ///< No CUDA device, or a driver, membridge or ipc call failed.
+  // A --sim-device or --render-device that this machine does not have is usage_error (1), checked in
+  // main() against the CUDA device count (device_problem()).
 };
 
 /// What the command line asked for.
@@ -26,6 +28,9 @@ struct producer_options {
   int steps = 1;                                      ///< --steps: simulation steps per frame.
   double idle_fps = 60.0;                             ///< --idle-fps: frame rate while no consumer is attached (0 = unlimited).
   std::uint64_t seed = 1;                             ///< --seed: the initial disc's random seed.
+  int sim_device = 0;     ///< --sim-device: the CUDA device whose kernels simulate (B).
+  int render_device = 0;  ///< --render-device: the CUDA device whose memory holds the published buffer and
+                          ///< timeline (A, the viewers' GPU); another than sim_device: sync::cross_gpu_link.
 };
 
 /// Options to run with, or the status to exit with (--help: 0; invalid input: 1, reason on stderr).
@@ -36,5 +41,9 @@ struct parsed_command_line {
 
 /// Parses argv. Counts are rounded up to a multiple of 8 (ipc_layout::count_alignment).
 [[nodiscard]] parsed_command_line parse_command_line(int argc, const char* const* argv);
+
+/// Why `options` cannot run on a machine with `device_count` CUDA devices, e.g. `--sim-device 2: no
+/// such CUDA device (this machine has 2: 0 to 1)`, or an empty string when both devices exist.
+[[nodiscard]] std::string device_problem(const producer_options& options, int device_count);
 
 }  // namespace particles::ipc_producer

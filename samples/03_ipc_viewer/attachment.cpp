@@ -148,7 +148,9 @@ result<void> attachment::import(const membridge::vulkan::device_context& context
   if (d.device != context.uuid())
     return error(errc::invalid_argument, call,
                  "the producer's buffer lives on GPU " + d.device.to_string() + " but this viewer's Vulkan device (" +
-                     context.name() + ") is GPU " + context.uuid().to_string());
+                     context.name() + ") is GPU " + context.uuid().to_string() +
+                     ": Vulkan imports memory only on its own GPU (membridge_ipc_producer --render-device chooses "
+                     "the GPU the buffer lives on)");
 
   auto t = clock_type::now();
   MEMBRIDGE_TRY_ASSIGN(view_, membridge::sync::import_into_vulkan(context, *b).with_context(

@@ -1,7 +1,8 @@
 // The viewer of sample 03: draws a producer's frames from the producer's own GPU memory.
 //
 //   attach   ipc::subscriber::connect (consumer or observer) -> the buffer and frame semaphores with
-//            their fds; a Vulkan device on the buffer's GPU (UUID); sync::import_into_vulkan (one sparse
+//            their fds; a Vulkan device on the buffer's GPU (UUID; with --render-device A, refused unless
+//            it is CUDA device A's); sync::import_into_vulkan (one sparse
 //            VkBuffer on NVIDIA); frame_timeline::import of frames.produced / frames.consumed
 //   frame    pump the subscriber's events (never blocking while there is something to draw); draw the
 //            newest announced frame m after the join and the last drawn one: record, then submit waiting
@@ -20,8 +21,10 @@
 #include "particle_layout.hpp"
 #include "particle_renderer.hpp"
 #include "png_writer.hpp"
+#include "render_gpu.hpp"
 
 #include <membridge/core/units.hpp>
+#include <membridge/cuda/driver.hpp>
 #include <membridge/ipc/channel.hpp>
 #include <membridge/vulkan/device_context.hpp>
 
@@ -94,7 +97,8 @@ class viewer {
       out_ << "interrupted before a producer was found\n" << std::flush;
       return membridge::ok();
     }
-    MEMBRIDGE_TRY(create_device(first->description()->device));
+    MEMBRIDGE_TRY_ASSIGN(const membridge::device_uuid gpu, render_gpu(first->description()->device));
+    MEMBRIDGE_TRY(create_device(gpu));
     MEMBRIDGE_TRY(first->import(context_));
     MEMBRIDGE_TRY(create_renderer(first->slots(), first->imported_count()));
     out_ << header_line() << '\n';
@@ -107,6 +111,16 @@ class viewer {
 
  private:
   // ------------------------------------------------------------------------------ setting up ---
+
+  /// The GPU to render on: the producer's buffer's (`published`), checked against --render-device when
+  /// given (which loads the CUDA driver for the ordinal's UUID; without it the viewer needs no CUDA).
+  result<membridge::device_uuid> render_gpu(const membridge::device_uuid& published) const {
+    if (!o_.render_device) return published;
+    MEMBRIDGE_TRY_ASSIGN(const auto drv, membridge::cuda::driver::load().with_context(
+                                             "loading the CUDA driver for --render-device " +
+                                             std::to_string(*o_.render_device)));
+    return pick_render_gpu(drv, *o_.render_device, published);
+  }
 
   result<void> create_device(const membridge::device_uuid& uuid) {
     membridge::vulkan::create_options co;

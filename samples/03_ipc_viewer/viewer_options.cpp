@@ -19,6 +19,8 @@ parsed_command_line parse_command_line(int argc, const char* const* argv) {
       "By default it is the producer's consumer (the producer never overwrites a frame it is drawing); with\n"
       "--observer it only watches. Windowed when a display exists; --headless writes a PNG of the last frame.\n"
       "Prints the attach and import times and frame statistics.\n"
+      "It renders on the GPU the producer's buffer lives on; --render-device A checks that this is CUDA device A\n"
+      "and refuses otherwise (a producer on two GPUs: membridge_ipc_producer --sim-device B --render-device A).\n"
       "Exit status: 0 ok, 1 invalid command line, 2 runtime failure (no producer, producer gone, validation).",
       "membridge_ipc_viewer");
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
@@ -59,11 +61,18 @@ parsed_command_line parse_command_line(int argc, const char* const* argv) {
       ->capture_default_str()
       ->type_name("METHOD");
   app.add_flag("--validation", o.validation, "Enable the Khronos validation layer; exit 2 if it reported any message");
+  int render_device = 0;
+  app.add_option("--render-device", render_device,
+                 "CUDA device whose GPU draws: the producer's buffer must live there (its --render-device); "
+                 "default: the buffer's GPU, whichever it is")
+      ->check(CLI::Range(0, 1023))
+      ->type_name("A");
 
   if (const auto rc = samples::parse(app, argc, argv))
     return {std::nullopt, *rc == 0 ? exit_status::ok : exit_status::usage_error};
   o.render = *parse_render_method(render_text);  // checked by IsMember
   o.frames_given = app.count("--frames") > 0;
+  if (app.count("--render-device") > 0) o.render_device = render_device;
   if (!samples::frames_fit_the_mode("membridge_ipc_viewer", o.headless, o.frames_given, o.frames))
     return {std::nullopt, exit_status::usage_error};
   return {std::move(o), exit_status::ok};

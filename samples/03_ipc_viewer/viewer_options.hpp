@@ -37,6 +37,9 @@ struct viewer_options {
   std::uint32_t height = 720;          ///< --height: image height in pixels.
   render_method render = render_method::splat;  ///< --render: splat (compute) or points (graphics pipeline).
   bool validation = false;             ///< --validation: Khronos validation layer on; any message fails the run.
+  /// --render-device: the CUDA device whose GPU the viewer renders on (it must hold the producer's
+  /// buffer); empty = the buffer's own GPU, found by its UUID (no CUDA needed).
+  std::optional<int> render_device;
 };
 
 /// Options to run with, or the status to exit with (--help: 0; invalid input: 1, reason on stderr).

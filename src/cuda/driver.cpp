@@ -1,5 +1,7 @@
 #include <membridge/cuda/driver.hpp>
 
+#include "detail/platform.hpp"
+
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -51,9 +53,7 @@ MEMBRIDGE_CUDA_DRIVER_ENTRIES(MEMBRIDGE_SAME_ABI_)
 #undef MEMBRIDGE_SAME_ABI_
 
 constexpr int oldest_supported_driver = 12000;  // cuGetProcAddress_v2 appeared in CUDA 12.0
-constexpr const char* default_library = "libcuda.so.1";
-
-using get_proc_address_fn = CUresult (*)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
+using get_proc_address_fn = PFN_cuGetProcAddress_v12000;
 
 template <class Fn>
 result<Fn> symbol_as(const os::dynamic_library& library, const char* name) {
@@ -114,7 +114,7 @@ result<void> load_entry(get_proc_address_fn get_proc, const char* name, int abi_
 driver::driver(driver_api api, int version, os::dynamic_library library) noexcept
     : api_(api), version_(version), library_(std::move(library)) {}
 
-result<std::shared_ptr<const driver>> driver::load() { return load(default_library); }
+result<std::shared_ptr<const driver>> driver::load() { return load(detail::default_driver_library()); }
 
 result<std::shared_ptr<const driver>> driver::load(const std::string& library_name) {
   auto opened = os::dynamic_library::open(library_name);

@@ -1,6 +1,7 @@
 #include <membridge/cuda/external_memory.hpp>
 
 #include "detail/device_state.hpp"
+#include "detail/platform.hpp"
 
 #include <membridge/core/units.hpp>
 
@@ -105,41 +106,42 @@ std::string to_string(const array_format& format) {
 
 // ---------------------------------------------------------------------------------- external_memory ---
 
-result<external_memory> external_memory::import(const device& dev, os::borrowed_fd fd, std::size_t size,
+result<external_memory> external_memory::import(const device& dev, os::borrowed_shareable_handle fd, std::size_t size,
                                                 bool dedicated) {
   if (!dev.valid()) return error(errc::invalid_argument, import_call, "the device is empty");
-  if (!fd.valid()) return error(errc::invalid_argument, import_call, "the fd is invalid");
+  if (!fd.valid())
+    return error(errc::invalid_argument, import_call, std::string("the ") + detail::handle_word() + " is invalid");
   if (size == 0) return error(errc::invalid_argument, import_call, "the size is 0");
   const auto& device_state = dev.state();
   auto state = std::make_shared<detail::external_memory_state>();
   MEMBRIDGE_TRY_ASSIGN(auto scope, device_state->enter());
-  // cuImportExternalMemory takes the fd on success: give it a duplicate, released only after success,
-  // so a failure closes the duplicate and the caller's fd is never touched.
-  MEMBRIDGE_TRY_ASSIGN(os::unique_fd copy, fd.duplicate());
+  // Who owns the handle during the call differs per platform (detail/platform.hpp); the caller's
+  // handle is never closed.
   CUDA_EXTERNAL_MEMORY_HANDLE_DESC desc{};
-  desc.type = CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD;
-  desc.handle.fd = copy.get();
   desc.size = size;
   desc.flags = dedicated ? CUDA_EXTERNAL_MEMORY_DEDICATED : 0U;
-  CUexternalMemory handle = nullptr;
-  if (const CUresult rc = device_state->api().cuImportExternalMemory(&handle, &desc); rc != CUDA_SUCCESS) {
-    const std::string what = std::string("importing a ") + format_bytes(size) + (dedicated ? " dedicated" : "") +
-                             " opaque fd as external memory";
-    error e = device_state->fail(rc, "cuImportExternalMemory", what);
+  const std::string word = detail::handle_word();
+  const std::string what =
+      std::string("importing a ") + format_bytes(size) + (dedicated ? " dedicated" : "") + " opaque " + word +
+      " as external memory";
+  auto imported = detail::import_external_memory(*device_state, fd, desc, what);
+  if (!imported) {
+    error e = std::move(imported).error();
+    const auto rc = static_cast<CUresult>(e.native_code());
+    if (e.source() != error_source::cuda) return e;
     if (rc == CUDA_ERROR_INVALID_VALUE || rc == CUDA_ERROR_UNKNOWN)
       return error::from_native(errc::invalid_argument, e.source(), e.native_code(), std::string(e.native_name()),
                                 std::string(e.call()),
                                 std::string(e.context()) +
-                                    ": CUDA cannot import this fd as OPAQUE_FD memory of that size (not exportable "
+                                    ": CUDA cannot import this " + word + " as opaque memory of that size (not exportable "
                                     "memory, another GPU's, or smaller than the size given)",
                                 e.where());
     if (rc == CUDA_ERROR_NOT_SUPPORTED)
       return std::move(e).add_context("the driver does not support importing this memory as external memory");
     return e;
   }
-  static_cast<void>(copy.release());  // CUDA owns the duplicate now
   state->device = device_state;
-  state->handle = handle;
+  state->handle = *imported;
   state->size = size;
   state->dedicated = dedicated;
   external_memory out;

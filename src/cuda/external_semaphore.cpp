@@ -1,6 +1,7 @@
 #include <membridge/cuda/external_semaphore.hpp>
 
 #include "detail/device_state.hpp"
+#include "detail/platform.hpp"
 
 #include <string>
 #include <utility>
@@ -8,28 +9,26 @@
 
 namespace membridge::cuda {
 
-result<external_semaphore> external_semaphore::import_timeline(const device& dev, os::borrowed_fd fd) {
+result<external_semaphore> external_semaphore::import_timeline(const device& dev, os::borrowed_shareable_handle fd) {
   constexpr const char* call = "external_semaphore::import_timeline";
   if (!dev.valid()) return error(errc::invalid_argument, call, "the device is empty");
-  if (!fd.valid()) return error(errc::invalid_argument, call, "the fd is invalid");
+  if (!fd.valid()) return error(errc::invalid_argument, call, std::string("the ") + detail::handle_word() + " is invalid");
   const auto& state = dev.state();
   if (!state->caps.timeline_semaphore_interop)
     return error(errc::unsupported, call, state->describe() + " has no timeline semaphore interop");
   MEMBRIDGE_TRY_ASSIGN(auto scope, state->enter());
-  MEMBRIDGE_TRY_ASSIGN(os::unique_fd copy, fd.duplicate());
-  CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC desc{};
-  desc.type = CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD;
-  desc.handle.fd = copy.get();
-  CUexternalSemaphore semaphore = nullptr;
-  if (const CUresult rc = state->api().cuImportExternalSemaphore(&semaphore, &desc); rc != CUDA_SUCCESS) {
-    auto e = state->fail(rc, "cuImportExternalSemaphore", "importing a timeline semaphore fd");
-    if (rc == CUDA_ERROR_UNKNOWN || rc == CUDA_ERROR_INVALID_VALUE)
+  const std::string word = detail::handle_word();
+  auto imported = detail::import_timeline_semaphore(*state, fd, "importing a timeline semaphore " + word);
+  if (!imported) {
+    error e = std::move(imported).error();
+    const auto rc = static_cast<CUresult>(e.native_code());
+    if (e.source() == error_source::cuda && (rc == CUDA_ERROR_UNKNOWN || rc == CUDA_ERROR_INVALID_VALUE))
       return error::from_native(errc::invalid_argument, error_source::cuda, rc, std::string(e.native_name()),
                                 "cuImportExternalSemaphore",
-                                "the fd is not a timeline semaphore CUDA can import (wrong type or another GPU's)");
+                                "the " + word + " is not a timeline semaphore CUDA can import (wrong type or another GPU's)");
     return e;
   }
-  static_cast<void>(copy.release());  // CUDA owns it now
+  const CUexternalSemaphore semaphore = *imported;
   external_semaphore out;
   out.device_ = state;
   out.semaphore_ = semaphore;

@@ -267,7 +267,7 @@ result<exported_chunk> growable_buffer::export_chunk(std::size_t index) const {
     return error(errc::invalid_argument, "growable_buffer::export_chunk",
                  "chunk " + std::to_string(index) + " does not exist (" + std::to_string(chunk_count()) + " chunks)");
   const vmm_allocation& memory = chunks_->memory(index);
-  auto fd = memory.export_fd();
+  auto fd = memory.export_handle();
   if (!fd) return std::move(fd).error().add_context("exporting chunk " + std::to_string(index));
   return exported_chunk{std::move(fd).value(), chunks_->offset(index), memory.size()};
 }

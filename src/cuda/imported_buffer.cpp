@@ -3,6 +3,7 @@
 
 #include "detail/chunk_list.hpp"
 #include "detail/device_state.hpp"
+#include "detail/platform.hpp"
 
 #include <algorithm>
 #include <string>
@@ -52,7 +53,7 @@ void imported_buffer::release_all() noexcept {
   capacity_ = 0;
 }
 
-result<void> imported_buffer::append(os::borrowed_fd fd, std::size_t offset, std::size_t size, access rights) {
+result<void> imported_buffer::append(os::borrowed_shareable_handle fd, std::size_t offset, std::size_t size, access rights) {
   const chunk_source one{fd, offset, size};
   return append_all(std::span(&one, 1), rights);
 }
@@ -60,7 +61,7 @@ result<void> imported_buffer::append(os::borrowed_fd fd, std::size_t offset, std
 // Checks one chunk of an append against the view: `expected_offset` is where it must start.
 result<void> imported_buffer::check_chunk(const chunk_source& c, std::size_t expected_offset) const {
   constexpr const char* call = "imported_buffer::append";
-  if (!c.fd.valid()) return error(errc::invalid_argument, call, "the fd is empty");
+  if (!c.fd.valid()) return error(errc::invalid_argument, call, std::string("the ") + detail::handle_word() + " is empty");
   if (c.offset != expected_offset)
     return error(errc::invalid_argument, call,
                  "chunks are appended in order: expected offset " + std::to_string(expected_offset) + ", got " +

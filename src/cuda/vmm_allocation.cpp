@@ -2,6 +2,7 @@
 #include <membridge/cuda/vmm_allocation.hpp>
 
 #include "detail/device_state.hpp"
+#include "detail/platform.hpp"
 
 #include <cstdint>
 #include <string>
@@ -24,17 +25,19 @@ namespace {
 // Checks that the device can make allocations with these options; returns their granularity.
 result<std::size_t> granularity_for(const detail::device_state& s, const allocation_options& options) {
   const auto& caps = s.caps;
-  if (options.handles == handle_type::win32 || options.handles == handle_type::fabric)
+  if (options.handles != handle_type::none && options.handles != platform_handles)
     return error(errc::unsupported, "vmm_allocation::create",
                  std::string("membridge does not implement ") + std::string(to_string(options.handles)) +
-                     " handles yet; use posix_fd");
+                     " handles on this platform; use " + std::string(to_string(platform_handles)));
   if (options.handles == handle_type::posix_fd && !caps.posix_fd_handles)
     return error(errc::unsupported, "vmm_allocation::create", s.describe() + " cannot export POSIX fd handles");
+  if (options.handles == handle_type::win32 && !caps.win32_handles)
+    return error(errc::unsupported, "vmm_allocation::create", s.describe() + " cannot export Win32 NT handles");
   if (options.gpu_direct_rdma && !caps.gpu_direct_rdma_with_vmm)
     return error(errc::unsupported, "vmm_allocation::create", s.describe() + " has no GPUDirect RDMA with VMM");
   if (options.compressible && !caps.generic_compression)
     return error(errc::unsupported, "vmm_allocation::create", s.describe() + " has no generic compression");
-  if (options.handles == handle_type::posix_fd && !options.gpu_direct_rdma && !options.compressible)
+  if (options.handles == platform_handles && !options.gpu_direct_rdma && !options.compressible)
     return s.granularity;  // the device's default properties, read once at open
   const CUmemAllocationProp prop = s.allocation_prop(options);
   std::size_t granularity = 0;
@@ -73,8 +76,11 @@ result<vmm_allocation> vmm_allocation::create(const device& dev, std::size_t siz
   MEMBRIDGE_TRY_ASSIGN(const std::size_t granularity, granularity_for(s, options));
   const auto rounded = round_up(size, granularity);
   if (!rounded) return error(errc::invalid_argument, "vmm_allocation::create", "size overflows when rounded up");
+  // Windows: the exported NT handles' object gets a security descriptor for the current user only.
+  MEMBRIDGE_TRY_ASSIGN(const detail::export_metadata metadata, detail::export_metadata::make(options.handles));
   MEMBRIDGE_TRY_ASSIGN(auto scope, s.enter());
-  const CUmemAllocationProp prop = s.allocation_prop(options);
+  CUmemAllocationProp prop = s.allocation_prop(options);
+  prop.win32HandleMetaData = metadata.get();
   CUmemGenericAllocationHandle handle = 0;
   if (const CUresult rc = s.api().cuMemCreate(&handle, *rounded, &prop, 0); rc != CUDA_SUCCESS) {
     error e = s.fail(rc, "cuMemCreate",
@@ -120,33 +126,33 @@ result<allocation_properties> vmm_allocation::properties() const {
   return out;
 }
 
-result<vmm_allocation> vmm_allocation::import(const device& dev, os::borrowed_fd fd, std::size_t size) {
+result<vmm_allocation> vmm_allocation::import(const device& dev, os::borrowed_shareable_handle handle,
+                                              std::size_t size) {
   if (!dev.valid()) return error(errc::invalid_argument, "vmm_allocation::import", "the device is empty");
-  if (!fd.valid()) return error(errc::invalid_argument, "vmm_allocation::import", "the fd is empty");
+  if (!handle.valid())
+    return error(errc::invalid_argument, "vmm_allocation::import", std::string("the ") + detail::handle_word() + " is empty");
   const auto& s = *dev.state();
   if (size == 0 || !is_aligned(size, s.granularity))
     return error(errc::invalid_argument, "vmm_allocation::import",
                  "size " + std::to_string(size) + " is not a positive multiple of the granularity (" +
                      format_bytes(s.granularity) + ")");
-  // cuMemImportFromShareableHandle only borrows the fd: give it a duplicate and close the duplicate
-  // afterwards, so the caller's fd is untouched whatever the driver does.
-  MEMBRIDGE_TRY_ASSIGN(os::unique_fd duplicate, fd.duplicate());
   MEMBRIDGE_TRY_ASSIGN(auto scope, s.enter());
-  CUmemGenericAllocationHandle handle = 0;
-  void* os_handle = reinterpret_cast<void*>(static_cast<std::intptr_t>(duplicate.get()));  // NOLINT(performance-no-int-to-ptr)
-  if (const CUresult rc =
-          s.api().cuMemImportFromShareableHandle(&handle, os_handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
-      rc != CUDA_SUCCESS) {
-    error e = s.fail(rc, "cuMemImportFromShareableHandle", "importing a " + format_bytes(size) + " allocation from an fd");
-    // The driver answers an fd it did not export with CUDA_ERROR_UNKNOWN (seen on an H100, driver
-    // 580): that is the caller's fd, not a membridge bug.
-    if (rc == CUDA_ERROR_UNKNOWN)
+  const std::string what =
+      "importing a " + format_bytes(size) + " allocation from an " + std::string(detail::handle_word());
+  auto imported = detail::import_allocation(s, handle, what);
+  if (!imported) {
+    error e = std::move(imported).error();
+    // The driver answers a handle it did not export with CUDA_ERROR_UNKNOWN (seen on an H100, driver
+    // 580): that is the caller's handle, not a membridge bug.
+    if (e.source() == error_source::cuda && e.native_code() == CUDA_ERROR_UNKNOWN)
       return error::from_native(errc::invalid_argument, e.source(), e.native_code(), std::string(e.native_name()),
                                 std::string(e.call()),
-                                std::string(e.context()) + ": the fd is not an exported CUDA allocation", e.where());
+                                std::string(e.context()) + ": the " + detail::handle_word() +
+                                    " is not an exported CUDA allocation",
+                                e.where());
     return e;
   }
-  return vmm_allocation(dev.state(), handle, size, handle_type::posix_fd);
+  return vmm_allocation(dev.state(), *imported, size, platform_handles);
 }
 
 vmm_allocation vmm_allocation::from_native(const device& dev, CUmemGenericAllocationHandle handle, std::size_t size,
@@ -200,29 +206,22 @@ void vmm_allocation::reset() noexcept {
   state_.reset();
 }
 
-result<os::unique_fd> vmm_allocation::export_fd() const {
-  if (handle_ == 0) return error(errc::invalid_argument, "vmm_allocation::export_fd", "the allocation is empty");
-  if (handles_ != handle_type::posix_fd)
-    return error(errc::unsupported, "vmm_allocation::export_fd",
+result<os::shareable_handle> vmm_allocation::export_handle() const {
+  if (handle_ == 0) return error(errc::invalid_argument, "vmm_allocation::export_handle", "the allocation is empty");
+  if (handles_ != platform_handles)
+    return error(errc::unsupported, "vmm_allocation::export_handle",
                  std::string("the allocation was created with handle type ") + std::string(to_string(handles_)) +
-                     ", not posix_fd");
+                     ", not " + std::string(to_string(platform_handles)));
   const auto& s = *state_;
   MEMBRIDGE_TRY_ASSIGN(auto scope, s.enter());
-  int raw = -1;
-  if (const CUresult rc = s.api().cuMemExportToShareableHandle(&raw, handle_, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
-      rc != CUDA_SUCCESS) {
-    error e = s.fail(rc, "cuMemExportToShareableHandle",
-                     "exporting a " + format_bytes(size_) + (compressed_ ? " compressed" : "") + " allocation as an fd");
-    if (compressed_ && is_refusal(rc))
-      return as_unsupported(e, "the driver refuses to export compressed memory; create it with compressible = false "
-                               "to share it with Vulkan, GL or other processes");
-    return e;
-  }
-  auto fd = os::unique_fd::from_native(raw);
-  if (!fd) return error(errc::internal, "cuMemExportToShareableHandle", "the driver returned fd " + std::to_string(raw));
-  // The driver does not promise close-on-exec; membridge's fds never leak into exec'd children.
-  MEMBRIDGE_TRY(os::set_close_on_exec(fd));
-  return fd;
+  auto exported = detail::export_allocation(s, handle_,
+                                            "exporting a " + format_bytes(size_) + (compressed_ ? " compressed" : "") +
+                                                " allocation as an " + detail::handle_word());
+  if (!exported && compressed_ && exported.error().source() == error_source::cuda &&
+      is_refusal(static_cast<CUresult>(exported.error().native_code())))
+    return as_unsupported(exported.error(), "the driver refuses to export compressed memory; create it with "
+                                            "compressible = false to share it with Vulkan, GL or other processes");
+  return exported;
 }
 
 }  // namespace membridge::cuda

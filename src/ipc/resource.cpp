@@ -17,7 +17,7 @@ bool is_valid_resource_name(const std::string& name) noexcept {
 std::string check(const buffer_description& d) {
   if (!is_valid_resource_name(d.name)) return "invalid name '" + d.name + "' (1-64 of [A-Za-z0-9._/-])";
   if (d.format.name.size() > max_name_size) return "format name longer than " + std::to_string(max_name_size) + " bytes";
-  if (d.handles != handle_kind::opaque_fd) return "unknown handle kind";
+  if (d.handles != handle_kind::opaque_fd && d.handles != handle_kind::opaque_win32) return "unknown handle kind";
   if (d.chunks.size() > max_chunks) return std::to_string(d.chunks.size()) + " chunks, more than " + std::to_string(max_chunks);
   std::uint64_t end = 0;
   for (std::size_t i = 0; i < d.chunks.size(); ++i) {

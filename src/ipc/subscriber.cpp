@@ -27,7 +27,7 @@ result<subscriber> subscriber::connect(const subscriber_options& options) {
     return error(errc::invalid_argument, call, "client_name is longer than " + std::to_string(max_name_size) + " bytes");
   std::string path = options.path;
   if (path.empty()) {
-    MEMBRIDGE_TRY_ASSIGN(path, socket_path_for(options.name));
+    MEMBRIDGE_TRY_ASSIGN(path, endpoint_for(options.name));
   }
   const auto deadline = clock::now() + options.timeout;
 

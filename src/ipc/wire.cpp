@@ -93,6 +93,37 @@ result<message_header> decode_header(std::span<const std::byte> bytes, std::size
   return h;
 }
 
+result<handle_table_split> split_handle_table(std::span<const std::byte> bytes) {
+  if (bytes.size() < header_size)
+    return refuse("a message of " + std::to_string(bytes.size()) + " bytes is shorter than the " +
+                  std::to_string(header_size) + "-byte header");
+  const std::size_t count = get16(bytes.data() + 12);
+  if (count > max_fds_per_message)
+    return refuse("header says " + std::to_string(count) + " handles, more than the cap of " +
+                  std::to_string(max_fds_per_message));
+  const std::size_t table = count * handle_value_size;
+  if (bytes.size() - header_size < table)
+    return refuse("header says " + std::to_string(count) + " handles, the message has only " +
+                  std::to_string(bytes.size() - header_size) + " bytes after its header");
+  handle_table_split out;
+  out.message = bytes.first(bytes.size() - table);
+  out.handle_values.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::byte* at = bytes.data() + out.message.size() + i * handle_value_size;
+    out.handle_values.push_back(static_cast<std::uint64_t>(get32(at)) | (static_cast<std::uint64_t>(get32(at + 4)) << 32U));
+  }
+  return out;
+}
+
+std::vector<std::byte> encode_handle_table(std::span<const std::uint64_t> values) {
+  std::vector<std::byte> out(values.size() * handle_value_size);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    put32(out.data() + i * handle_value_size, static_cast<std::uint32_t>(values[i] & 0xFFFFFFFFU));
+    put32(out.data() + i * handle_value_size + 4, static_cast<std::uint32_t>(values[i] >> 32U));
+  }
+  return out;
+}
+
 result<void> validate_outgoing(const message& m) {
   constexpr const char* call = "ipc::validate_outgoing";
   if (!known(static_cast<std::uint16_t>(m.type)))

@@ -1,6 +1,7 @@
 // libFuzzer target for the ipc message parser: the header (ipc::decode_header) and then the payload
 // of every message type (hello, welcome, resource, growth, frame, goodbye, chunks), any bytes, any fd
-// count.
+// count; and the same bytes as a Windows named-pipe message (ipc::split_handle_table, then the same
+// validator: one parser for both transports).
 // The parser must never crash, read out of bounds (ASan) or accept a message that breaks its rules.
 #include "detail/payload.hpp"
 
@@ -64,17 +65,13 @@ void check_payload(membridge::ipc::message_type type, std::span<const std::byte>
   }
 }
 
-}  // namespace
-
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+/// One message as the Linux transport sees it: the header checked against `fds`, then its payload.
+void check_message(std::span<const std::byte> bytes, std::size_t fds) {
   using namespace membridge::ipc;
-  if (size == 0) return 0;
-  const std::size_t fds = data[0] % (max_fds_per_message + 4);  // also counts beyond the cap
-  const std::span bytes(reinterpret_cast<const std::byte*>(data + 1), size - 1);
   const auto header = decode_header(bytes, fds);
   if (!header) {
     if (header.error().code() != membridge::errc::protocol_error) std::abort();
-    return 0;
+    return;
   }
   // Accepted: every invariant the channel relies on holds.
   if (header->magic != wire_magic || header->version != wire_version || header->reserved != 0) std::abort();
@@ -86,5 +83,33 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (std::size_t i = 0; i < header_size; ++i)
     if (again[i] != bytes[i]) std::abort();
   check_payload(header->type, bytes.subspan(header_size), fds);
+}
+
+/// The Windows transport: a pipe message is header + payload + fd_count handle values. An accepted
+/// split has exactly fd_count values (<= the cap), taken from the end; what is left goes through
+/// check_message's checks.
+void check_pipe_message(std::span<const std::byte> bytes) {
+  using namespace membridge::ipc;
+  const auto split = split_handle_table(bytes);
+  if (!accepted(split)) return;
+  const std::size_t n = split->handle_values.size();
+  if (n > max_fds_per_message || split->message.size() < header_size ||
+      split->message.size() + n * handle_value_size != bytes.size() || split->message.data() != bytes.data())
+    std::abort();
+  const auto table = encode_handle_table(split->handle_values);
+  for (std::size_t i = 0; i < table.size(); ++i)
+    if (table[i] != bytes[split->message.size() + i]) std::abort();
+  check_message(split->message, n);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace membridge::ipc;
+  if (size == 0) return 0;
+  const std::size_t fds = data[0] % (max_fds_per_message + 4);  // also counts beyond the cap
+  const std::span bytes(reinterpret_cast<const std::byte*>(data + 1), size - 1);
+  check_message(bytes, fds);
+  check_pipe_message(bytes);
   return 0;
 }

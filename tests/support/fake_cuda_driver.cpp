@@ -1,13 +1,12 @@
 #include "fake_cuda_driver.hpp"
+#include "fake_cuda_handles.hpp"
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <cstring>
 #include <string_view>
 #include <string>
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 namespace membridge::testing {
 
@@ -217,6 +216,11 @@ CUresult fake_cuMemCreate(CUmemGenericAllocationHandle* handle, std::size_t size
     f.note_misuse("cuMemCreate on device " + std::to_string(prop->location.id));
     return CUDA_ERROR_INVALID_DEVICE;
   }
+  std::string security;
+  if (std::string wrong = fake_handles::check_create_metadata(*prop, security); !wrong.empty()) {
+    f.note_misuse(std::move(wrong));
+    return CUDA_ERROR_INVALID_VALUE;
+  }
   const bool compressible = prop->allocFlags.compressionType == CU_MEM_ALLOCATION_COMP_GENERIC;
   if (compressible) {
     const auto supported = f.attributes.find(CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED);
@@ -226,7 +230,8 @@ CUresult fake_cuMemCreate(CUmemGenericAllocationHandle* handle, std::size_t size
   }
   if (size > f.free_memory_) return CUDA_ERROR_OUT_OF_MEMORY;
   const std::uint64_t id = f.next_id_++;
-  f.physicals_[id] = {size, 1, *prop};
+  f.physicals_[id] = {size, 1, *prop, security};
+  f.physicals_[id].prop.win32HandleMetaData = nullptr;  // the caller's pointer is only valid during the call
   f.physicals_[id].prop.allocFlags.compressionType =
       compressible && f.grants_compression ? CU_MEM_ALLOCATION_COMP_GENERIC : CU_MEM_ALLOCATION_COMP_NONE;
   f.free_memory_ -= size;
@@ -404,25 +409,17 @@ CUresult fake_cuMemExportToShareableHandle(void* out, CUmemGenericAllocationHand
   FAKE_REQUIRE_CONTEXT("cuMemExportToShareableHandle");
   auto& f = active();
   const auto h = f.handles_.find(handle);
-  if (h == f.handles_.end() || type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR || flags != 0) {
+  if (h == f.handles_.end() || type != fake_handles::shareable_type() || flags != 0 ||
+      (f.physicals_[h->second.physical_id].prop.requestedHandleTypes & type) == 0) {
     f.note_misuse("cuMemExportToShareableHandle of handle " + hex(handle));
     return CUDA_ERROR_INVALID_VALUE;
   }
   if (f.physicals_[h->second.physical_id].prop.allocFlags.compressionType == CU_MEM_ALLOCATION_COMP_GENERIC &&
       f.compressed_export != CUDA_SUCCESS)
     return f.compressed_export;
-  // Like the real driver, the fd is not close-on-exec; membridge must set it. The memfd holds the
-  // physical id so an import can find the memory.
-  const int fd = ::memfd_create("fake-cuda-export", 0);
-  if (fd < 0) return CUDA_ERROR_OPERATING_SYSTEM;
+  // The exported handle (fake_cuda_handles_*.cpp) holds the physical id so an import can find the memory.
   const std::uint64_t id = h->second.physical_id;
-  const std::uint64_t size = h->second.size;
-  if (::pwrite(fd, &id, sizeof id, 0) != static_cast<ssize_t>(sizeof id) ||
-      ::pwrite(fd, &size, sizeof size, sizeof id) != static_cast<ssize_t>(sizeof size)) {
-    ::close(fd);
-    return CUDA_ERROR_OPERATING_SYSTEM;
-  }
-  std::memcpy(out, &fd, sizeof fd);
+  if (!fake_handles::make_export(out, id, h->second.size, f.physicals_[id].security)) return CUDA_ERROR_OPERATING_SYSTEM;
   return CUDA_SUCCESS;
 }
 
@@ -431,13 +428,11 @@ CUresult fake_cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handl
   FAKE_ENTER("cuMemImportFromShareableHandle");
   FAKE_REQUIRE_CONTEXT("cuMemImportFromShareableHandle");
   auto& f = active();
-  if (type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) return CUDA_ERROR_INVALID_VALUE;
-  const int fd = static_cast<int>(reinterpret_cast<std::intptr_t>(os_handle));
+  if (type != fake_handles::shareable_type()) return CUDA_ERROR_INVALID_VALUE;
   std::uint64_t id = 0;
   std::uint64_t size = 0;
-  if (::pread(fd, &id, sizeof id, 0) != static_cast<ssize_t>(sizeof id) ||
-      ::pread(fd, &size, sizeof size, sizeof id) != static_cast<ssize_t>(sizeof size))
-    return CUDA_ERROR_UNKNOWN;  // not an fd this driver exported: what the real driver answers
+  if (!fake_handles::read_export(os_handle, id, size))
+    return CUDA_ERROR_UNKNOWN;  // not a handle this driver exported: what the real driver answers
   const auto p = f.physicals_.find(id);
   if (p == f.physicals_.end()) return CUDA_ERROR_INVALID_VALUE;
   ++p->second.references;
@@ -447,15 +442,16 @@ CUresult fake_cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handl
   return CUDA_SUCCESS;
 }
 
-// External semaphores: any open fd is accepted as a timeline semaphore; like the real driver, a
-// successful import takes the fd (closes it here), a failed one leaves it to the caller.
+// External semaphores: any open handle is accepted as a timeline semaphore; like the real driver, a
+// successful import takes an fd (closes it here), never an NT handle; a failed one leaves it to the caller.
 CUresult fake_cuImportExternalSemaphore(CUexternalSemaphore* out, const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC* desc) {
   FAKE_ENTER("cuImportExternalSemaphore");
   FAKE_REQUIRE_CONTEXT("cuImportExternalSemaphore");
   auto& f = active();
-  if (desc->type != CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD) return CUDA_ERROR_INVALID_VALUE;
-  if (::fcntl(desc->handle.fd, F_GETFD) < 0) return CUDA_ERROR_INVALID_VALUE;
-  ::close(desc->handle.fd);
+  if (desc->type != fake_handles::timeline_semaphore_type()) return CUDA_ERROR_INVALID_VALUE;
+  void* os_handle = fake_handles::external_handle(*desc);
+  if (!fake_handles::is_open(os_handle)) return CUDA_ERROR_INVALID_VALUE;
+  fake_handles::take_after_import(os_handle);
   const auto handle = reinterpret_cast<CUexternalSemaphore>(static_cast<std::uintptr_t>(f.next_id_++));
   f.semaphores_[handle] = 0;
   *out = handle;
@@ -508,8 +504,8 @@ CUresult fake_cuWaitExternalSemaphoresAsync(const CUexternalSemaphore* semaphore
 
 // External memory. The fd must be one this driver exported (cuMemExportToShareableHandle): the
 // import references that physical memory, so it outlives the exporter's handle, as on the real
-// driver. Like the real driver, a successful import takes the fd (closes it here); a failed one
-// leaves it to the caller.
+// driver. Like the real driver, a successful import takes an fd (closes it here), never an NT handle;
+// a failed one leaves it to the caller.
 CUresult fake_cuImportExternalMemory(CUexternalMemory* out, const CUDA_EXTERNAL_MEMORY_HANDLE_DESC* desc) {
   FAKE_ENTER("cuImportExternalMemory");
   FAKE_REQUIRE_CONTEXT("cuImportExternalMemory");
@@ -518,21 +514,19 @@ CUresult fake_cuImportExternalMemory(CUexternalMemory* out, const CUDA_EXTERNAL_
     f.note_misuse("cuImportExternalMemory with a null argument");
     return CUDA_ERROR_INVALID_VALUE;
   }
-  if (desc->type != CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD || desc->size == 0 ||
+  if (desc->type != fake_handles::external_memory_type() || desc->size == 0 ||
       (desc->flags & ~static_cast<unsigned int>(CUDA_EXTERNAL_MEMORY_DEDICATED)) != 0)
     return CUDA_ERROR_INVALID_VALUE;
-  const int fd = desc->handle.fd;
-  if (::fcntl(fd, F_GETFD) < 0) return CUDA_ERROR_INVALID_VALUE;
+  void* os_handle = fake_handles::external_handle(*desc);
+  if (!fake_handles::is_open(os_handle)) return CUDA_ERROR_INVALID_VALUE;
   std::uint64_t id = 0;
   std::uint64_t size = 0;
-  if (::pread(fd, &id, sizeof id, 0) != static_cast<ssize_t>(sizeof id) ||
-      ::pread(fd, &size, sizeof size, sizeof id) != static_cast<ssize_t>(sizeof size))
-    return CUDA_ERROR_UNKNOWN;  // not an fd this driver exported
+  if (!fake_handles::read_export(os_handle, id, size)) return CUDA_ERROR_UNKNOWN;  // not one this driver exported
   const auto p = f.physicals_.find(id);
   if (p == f.physicals_.end()) return CUDA_ERROR_INVALID_VALUE;
   if (desc->size > size) return CUDA_ERROR_INVALID_VALUE;  // larger than the exported allocation
   ++p->second.references;
-  ::close(fd);
+  fake_handles::take_after_import(os_handle);
   const auto handle = reinterpret_cast<CUexternalMemory>(static_cast<std::uintptr_t>(f.next_id_++));
   f.external_memories_[handle] = {id, static_cast<std::size_t>(desc->size),
                                   (desc->flags & CUDA_EXTERNAL_MEMORY_DEDICATED) != 0};
@@ -699,10 +693,12 @@ fake_cuda::fake_cuda() {
   if (g_active != nullptr) std::abort();  // one fake at a time
   g_active = this;
   free_memory_ = total_memory;
+  const bool posix = fake_handles::shareable_type() == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
   attributes = {
       {CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, 1},
-      {CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, 1},
-      {CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED, 0},
+      // An H100 exports the platform's handle type: POSIX fds on Linux, NT handles on Windows.
+      {CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, posix ? 1 : 0},
+      {CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED, posix ? 0 : 1},
       {CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED, 1},
       {CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED, 1},
       {CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED, 0},

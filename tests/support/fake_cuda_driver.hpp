@@ -108,6 +108,7 @@ class fake_cuda {
     std::size_t size = 0;
     int references = 0;  // handles + mappings
     CUmemAllocationProp prop{};  // as cuMemGetAllocationPropertiesFromHandle reports it (compression as granted)
+    std::string security;        // Windows: the DACL (SDDL) of win32HandleMetaData, given to exported objects
   };
   struct handle_rec {
     std::uint64_t physical_id = 0;

@@ -5,6 +5,14 @@
 // drivers do. Controls are exported with C linkage (fake_libcuda_*).
 #include <cuda.h>
 
+// Exported from the shared library: a default-visibility symbol of libcuda.so, a dllexport of the
+// Windows stand-in for nvcuda.dll.
+#if defined(_WIN32)
+#define FAKE_LIBCUDA_EXPORT __declspec(dllexport)
+#else
+#define FAKE_LIBCUDA_EXPORT __attribute__((visibility("default")))
+#endif
+
 #include <cstring>
 #include <map>
 #include <string>
@@ -86,14 +94,14 @@ void* function_for(const std::string& symbol, int version) {
 
 extern "C" {
 
-__attribute__((visibility("default"))) CUresult cuInit(unsigned int) { return s().init_result; }
+FAKE_LIBCUDA_EXPORT CUresult cuInit(unsigned int) { return s().init_result; }
 
-__attribute__((visibility("default"))) CUresult cuDriverGetVersion(int* version) {
+FAKE_LIBCUDA_EXPORT CUresult cuDriverGetVersion(int* version) {
   *version = s().driver_version;
   return CUDA_SUCCESS;
 }
 
-__attribute__((visibility("default"))) CUresult cuGetErrorName(CUresult code, const char** name) {
+FAKE_LIBCUDA_EXPORT CUresult cuGetErrorName(CUresult code, const char** name) {
   switch (code) {
     case CUDA_ERROR_NO_DEVICE: *name = "CUDA_ERROR_NO_DEVICE"; return CUDA_SUCCESS;
     case CUDA_ERROR_NOT_SUPPORTED: *name = "CUDA_ERROR_NOT_SUPPORTED"; return CUDA_SUCCESS;
@@ -101,7 +109,7 @@ __attribute__((visibility("default"))) CUresult cuGetErrorName(CUresult code, co
   }
 }
 
-__attribute__((visibility("default"))) CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int cuda_version,
+FAKE_LIBCUDA_EXPORT CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int cuda_version,
                                                                     cuuint64_t, CUdriverProcAddressQueryResult* status) {
   s().requested[symbol] = cuda_version;
   *pfn = nullptr;
@@ -124,23 +132,23 @@ __attribute__((visibility("default"))) CUresult cuGetProcAddress_v2(const char* 
 }
 
 // ------------------------------------------------------------------------------------ controls ---
-__attribute__((visibility("default"))) void fake_libcuda_reset() { s() = state{}; }
-__attribute__((visibility("default"))) void fake_libcuda_set_driver_version(int version) { s().driver_version = version; }
-__attribute__((visibility("default"))) void fake_libcuda_set_init_result(int code) {
+FAKE_LIBCUDA_EXPORT void fake_libcuda_reset() { s() = state{}; }
+FAKE_LIBCUDA_EXPORT void fake_libcuda_set_driver_version(int version) { s().driver_version = version; }
+FAKE_LIBCUDA_EXPORT void fake_libcuda_set_init_result(int code) {
   s().init_result = static_cast<CUresult>(code);
 }
-__attribute__((visibility("default"))) void fake_libcuda_refuse(const char* symbol, int how) {
+FAKE_LIBCUDA_EXPORT void fake_libcuda_refuse(const char* symbol, int how) {
   s().refused[symbol] = static_cast<CUdriverProcAddressQueryResult>(how);
 }
 /// The version `symbol` was last requested at, or -1.
-__attribute__((visibility("default"))) int fake_libcuda_requested_version(const char* symbol) {
+FAKE_LIBCUDA_EXPORT int fake_libcuda_requested_version(const char* symbol) {
   const auto found = s().requested.find(symbol);
   return found == s().requested.end() ? -1 : found->second;
 }
-__attribute__((visibility("default"))) int fake_libcuda_requested_count() {
+FAKE_LIBCUDA_EXPORT int fake_libcuda_requested_count() {
   return static_cast<int>(s().requested.size());
 }
-__attribute__((visibility("default"))) int fake_libcuda_synchronize_calls(int abi) {
+FAKE_LIBCUDA_EXPORT int fake_libcuda_synchronize_calls(int abi) {
   return abi >= 13000 ? s().synchronize_v13000_calls : s().synchronize_v2000_calls;
 }
 

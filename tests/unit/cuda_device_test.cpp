@@ -2,6 +2,7 @@
 
 #include <membridge/core/units.hpp>
 #include <membridge/cuda/device.hpp>
+#include <membridge/cuda/vmm_allocation.hpp>
 
 #include <gtest/gtest.h>
 
@@ -34,8 +35,9 @@ TEST_F(device_test, open_reads_identity_capabilities_and_granularity) {
   EXPECT_EQ(dev->recommended_granularity(), 2_MiB);
   const auto& caps = dev->capabilities();
   EXPECT_TRUE(caps.virtual_memory_management);
-  EXPECT_TRUE(caps.posix_fd_handles);
-  EXPECT_FALSE(caps.win32_handles);
+  // The fake is an H100 on this platform: it exports the platform's handle type only.
+  EXPECT_EQ(caps.posix_fd_handles, membridge::cuda::platform_handles == membridge::cuda::handle_type::posix_fd);
+  EXPECT_EQ(caps.win32_handles, membridge::cuda::platform_handles == membridge::cuda::handle_type::win32);
   EXPECT_TRUE(caps.fabric_handles);
   EXPECT_TRUE(caps.gpu_direct_rdma_with_vmm);
   EXPECT_FALSE(caps.generic_compression);

@@ -23,7 +23,11 @@ TEST(driver_loading, a_missing_library_is_driver_unavailable_and_says_where_it_c
 }
 
 TEST(driver_loading, a_library_without_cuda_symbols_is_driver_unavailable) {
+#if defined(_WIN32)
+  const auto drv = driver::load("kernel32.dll");
+#else
   const auto drv = driver::load("libm.so.6");
+#endif
   ASSERT_FALSE(drv);
   EXPECT_EQ(drv.error().code(), errc::driver_unavailable);
   EXPECT_NE(drv.error().message().find("cuInit"), std::string::npos) << drv.error().message();
@@ -49,7 +53,11 @@ TEST(driver_loading, the_default_load_either_works_or_reports_driver_unavailable
   const auto drv = driver::load();
   if (drv) {
     EXPECT_GE((*drv)->version(), 12000);
+#if defined(_WIN32)
+    EXPECT_EQ((*drv)->library_name(), "nvcuda.dll");
+#else
     EXPECT_EQ((*drv)->library_name(), "libcuda.so.1");
+#endif
     EXPECT_EQ((*drv)->error_name(CUDA_ERROR_OUT_OF_MEMORY), "CUDA_ERROR_OUT_OF_MEMORY");
   } else {
     EXPECT_EQ(drv.error().code(), errc::driver_unavailable);

@@ -22,6 +22,7 @@ using membridge::cuda::address_range;
 using membridge::cuda::allocation_options;
 using membridge::cuda::handle_type;
 using membridge::cuda::mapping;
+using membridge::cuda::platform_handles;
 using membridge::cuda::vmm_allocation;
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
@@ -29,7 +30,7 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 class compressible_test : public membridge::testing::fake_driver_test {
  protected:
   void SetUp() override { fake_.attributes[CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED] = 1; }
-  static constexpr allocation_options compressible{.handles = handle_type::posix_fd, .compressible = true};
+  static constexpr allocation_options compressible{.handles = platform_handles, .compressible = true};
 };
 
 TEST_F(compressible_test, granted_compression_is_read_back_at_creation) {
@@ -45,7 +46,7 @@ TEST_F(compressible_test, granted_compression_is_read_back_at_creation) {
   auto props = memory->properties();
   ASSERT_TRUE(props) << props.error().message();
   EXPECT_TRUE(props->compressed);
-  EXPECT_EQ(props->handles, handle_type::posix_fd);
+  EXPECT_EQ(props->handles, platform_handles);
   EXPECT_EQ(props->device, 0);
   EXPECT_FALSE(props->gpu_direct_rdma);
 }
@@ -64,7 +65,7 @@ TEST_F(compressible_test, plain_memory_reads_back_uncompressed_and_skips_the_rea
   auto props = memory->properties();
   ASSERT_TRUE(props) << props.error().message();
   EXPECT_FALSE(props->compressed);
-  EXPECT_EQ(props->handles, handle_type::posix_fd);
+  EXPECT_EQ(props->handles, platform_handles);
 }
 
 TEST_F(compressible_test, a_request_the_driver_does_not_grant_gives_plain_memory) {
@@ -74,7 +75,7 @@ TEST_F(compressible_test, a_request_the_driver_does_not_grant_gives_plain_memory
   ASSERT_TRUE(memory) << memory.error().message();
   EXPECT_FALSE(memory->compressed());
   EXPECT_FALSE(memory->properties().value().compressed);
-  EXPECT_TRUE(memory->export_fd()) << "plain memory exports as usual";
+  EXPECT_TRUE(memory->export_handle()) << "plain memory exports as usual";
 }
 
 TEST_F(compressible_test, a_device_without_compression_refuses_before_allocating) {
@@ -98,7 +99,8 @@ TEST_F(compressible_test, a_driver_refusing_shareable_compressible_memory_is_uns
   EXPECT_EQ(memory.error().native_code(), CUDA_ERROR_NOT_SUPPORTED);
   const std::string message = memory.error().message();
   EXPECT_TRUE(contains(message, "cuMemCreate")) << message;
-  EXPECT_TRUE(contains(message, "refuses compressible memory exportable as posix_fd")) << message;
+  EXPECT_TRUE(contains(message, "refuses compressible memory exportable as " + std::string(to_string(platform_handles))))
+      << message;
   EXPECT_TRUE(contains(message, "handles = none")) << message;
   EXPECT_EQ(fake_.state(), before);
 
@@ -106,7 +108,7 @@ TEST_F(compressible_test, a_driver_refusing_shareable_compressible_memory_is_uns
   auto local = vmm_allocation::create(dev, 2_MiB, {.handles = handle_type::none, .compressible = true});
   ASSERT_TRUE(local) << local.error().message();
   EXPECT_TRUE(local->compressed());
-  const auto fd = local->export_fd();
+  const auto fd = local->export_handle();
   ASSERT_FALSE(fd);
   EXPECT_EQ(fd.error().code(), errc::unsupported);
 }
@@ -126,7 +128,7 @@ TEST_F(compressible_test, a_driver_refusing_to_export_compressed_memory_is_unsup
   auto memory = vmm_allocation::create(dev, 2_MiB, compressible);
   ASSERT_TRUE(memory) << memory.error().message();
   ASSERT_TRUE(memory->compressed());
-  const auto fd = memory->export_fd();
+  const auto fd = memory->export_handle();
   ASSERT_FALSE(fd);
   EXPECT_EQ(fd.error().code(), errc::unsupported);
   EXPECT_EQ(fd.error().native_code(), CUDA_ERROR_NOT_SUPPORTED);
@@ -139,7 +141,7 @@ TEST_F(compressible_test, an_import_of_compressed_memory_reports_it_through_prop
   auto dev = open_device();
   auto memory = vmm_allocation::create(dev, 2_MiB, compressible);
   ASSERT_TRUE(memory) << memory.error().message();
-  auto fd = memory->export_fd();
+  auto fd = memory->export_handle();
   ASSERT_TRUE(fd) << fd.error().message();
   auto imported = vmm_allocation::import(dev, *fd, 2_MiB);
   ASSERT_TRUE(imported) << imported.error().message();

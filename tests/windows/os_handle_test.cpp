@@ -1,6 +1,8 @@
 // The Windows os layer under Wine: unique_handle closes what it owns, duplicates, releases and
 // moves; shareable_handle is the HANDLE type; dynamic_library loads a system DLL and finds a
 // symbol, and names what is missing with the ERROR_* code.
+#include "os_handle_count.hpp"
+
 #include <membridge/os/dynamic_library.hpp>
 #include <membridge/os/shareable_handle.hpp>
 #include <membridge/os/unique_handle.hpp>
@@ -103,6 +105,22 @@ TEST(windows_os, a_missing_dll_is_driver_unavailable_with_its_name) {
   EXPECT_EQ(lib.error().code(), errc::driver_unavailable);
   EXPECT_NE(lib.error().message().find("ERROR_MOD_NOT_FOUND"), std::string::npos) << lib.error().message();
   EXPECT_NE(lib.error().message().find("membridge_no_such_library.dll"), std::string::npos);
+}
+
+}  // namespace
+
+namespace {
+
+// The counter behind the binary's handle-leak listener (os_handle_count.hpp) sees one handle opened
+// and closed, so a test that leaks one is caught.
+TEST(windows_os, the_handle_counter_follows_open_and_close) {
+  const long before = membridge::testing::open_handle_count();
+  ASSERT_GT(before, 0) << "NtQuerySystemInformation(SystemExtendedHandleInformation) counts this process's handles";
+  unique_handle event = make_event();
+  ASSERT_TRUE(event.valid());
+  EXPECT_EQ(membridge::testing::open_handle_count(), before + 1);
+  event.reset();
+  EXPECT_EQ(membridge::testing::open_handle_count(), before);
 }
 
 }  // namespace

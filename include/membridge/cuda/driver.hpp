@@ -14,7 +14,7 @@ namespace membridge::cuda {
 
 /// The CUDA driver functions membridge calls, as typed function pointers.
 ///
-/// membridge never links libcuda: driver::load() opens libcuda.so.1 with dlopen and fills this table
+/// membridge never links libcuda: driver::load() opens libcuda.so.1 (Windows: nvcuda.dll) and fills this table
 /// through cuGetProcAddress, so a binary starts on a machine without the driver and reports
 /// errc::driver_unavailable. Each member has the type of one ABI version of its function
 /// (PFN_<name>_v<version> from cudaTypedefs.h) and load() asks cuGetProcAddress for exactly that
@@ -53,8 +53,8 @@ struct driver_api {
   PFN_cuMemMap_v10020 cuMemMap = nullptr;                                                ///< cuMemMap
   PFN_cuMemUnmap_v10020 cuMemUnmap = nullptr;                                            ///< cuMemUnmap
   PFN_cuMemSetAccess_v10020 cuMemSetAccess = nullptr;                                    ///< cuMemSetAccess
-  PFN_cuMemExportToShareableHandle_v10020 cuMemExportToShareableHandle = nullptr;      ///< export as fd
-  PFN_cuMemImportFromShareableHandle_v10020 cuMemImportFromShareableHandle = nullptr;  ///< import from fd
+  PFN_cuMemExportToShareableHandle_v10020 cuMemExportToShareableHandle = nullptr;      ///< export as fd / NT handle
+  PFN_cuMemImportFromShareableHandle_v10020 cuMemImportFromShareableHandle = nullptr;  ///< import from fd / NT handle
 
   // External semaphores (Vulkan/GL interop).
   PFN_cuImportExternalSemaphore_v10000 cuImportExternalSemaphore = nullptr;              ///< import a semaphore fd
@@ -116,11 +116,11 @@ struct driver_api {
 /// loaded while any of them lives. Immutable after load: safe to use from any thread.
 class driver {
  public:
-  /// Opens libcuda.so.1, fills the table through cuGetProcAddress and calls cuInit(0).
+  /// Opens libcuda.so.1 (Windows: nvcuda.dll), fills the table through cuGetProcAddress and calls cuInit(0).
   /// Errors: driver_unavailable when the library is missing or too old (no cuGetProcAddress_v2, a
   /// required function missing), when cuInit fails (no device, stub library, driver/kernel module
   /// mismatch); the message says which.
-  /// Ownership: the returned driver keeps libcuda loaded until the last shared_ptr goes.
+  /// Ownership: the returned driver keeps the library loaded until the last shared_ptr goes.
   [[nodiscard]] static result<std::shared_ptr<const driver>> load();
 
   /// Like load(), from an explicit library name or path (for tests and unusual installs).

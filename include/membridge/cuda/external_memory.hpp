@@ -4,7 +4,7 @@
 
 #include <membridge/core/result.hpp>
 #include <membridge/cuda/device.hpp>
-#include <membridge/os/borrowed_fd.hpp>
+#include <membridge/os/shareable_handle.hpp>
 
 #include <cstddef>
 #include <memory>
@@ -37,8 +37,9 @@ struct array_format {
 /// "2048x2048 x 4 CU_AD_FORMAT_UNSIGNED_INT8 at offset 0", for messages.
 [[nodiscard]] std::string to_string(const array_format& format);
 
-/// Memory another API (Vulkan, GL, another process's CUDA) exported as an opaque POSIX fd, imported with
-/// cuImportExternalMemory (CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD) into the device's primary context.
+/// Memory another API (Vulkan, GL, another process's CUDA) exported as an opaque shareable handle (a
+/// POSIX fd on Linux, an NT handle on Windows), imported with cuImportExternalMemory
+/// (CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD / _OPAQUE_WIN32) into the device's primary context.
 ///
 /// Its use here: the CUDA side of an optimal-tiling Vulkan image. The image's bytes lie in the driver's
 /// tiled layout, which kernels cannot address as rows; map_array() asks CUDA for an array over the same
@@ -51,17 +52,19 @@ struct array_format {
 /// never outlive the memory they view. Nothing waits for the GPU: finish work that uses the arrays first.
 class external_memory {
  public:
-  /// Imports `fd`, an opaque fd for an allocation of `size` bytes (e.g. a growable_buffer chunk's
+  /// Imports `fd`, an opaque fd (Windows: NT handle) for an allocation of `size` bytes (e.g. a growable_buffer chunk's
   /// export_chunk() fd and size, or vkGetMemoryFdKHR's fd and the allocation's size). `dedicated` must be
   /// true when the exporter made a dedicated allocation (CUDA_EXTERNAL_MEMORY_DEDICATED).
-  /// Ownership: `fd` is borrowed: membridge duplicates it (F_DUPFD_CLOEXEC) and gives the duplicate to
-  /// cuImportExternalMemory, which owns it on success; a failure closes the duplicate. The caller's fd
-  /// is never closed. The returned object owns the import.
+  /// Ownership: `fd` is borrowed and never closed by membridge. Linux: membridge duplicates it
+  /// (F_DUPFD_CLOEXEC) and gives the duplicate to cuImportExternalMemory, which owns it on success; a
+  /// failure closes the duplicate. Windows: CUDA never takes ownership of an NT handle, so the caller's
+  /// handle is passed as it is and stays the caller's to close. The returned object owns the import.
   /// Errors: invalid_argument for an empty device or fd, size 0, or an fd CUDA rejects
   /// (CUDA_ERROR_INVALID_VALUE / CUDA_ERROR_UNKNOWN: not importable memory, or smaller than `size`);
   /// unsupported when the driver cannot import it (CUDA_ERROR_NOT_SUPPORTED); out_of_memory, os_error
   /// as the driver says.
-  [[nodiscard]] static result<external_memory> import(const device& dev, os::borrowed_fd fd, std::size_t size,
+  [[nodiscard]] static result<external_memory> import(const device& dev, os::borrowed_shareable_handle fd,
+                                                      std::size_t size,
                                                       bool dedicated = false);
 
   /// An empty object (no import).

@@ -3,7 +3,7 @@
 
 #include <membridge/core/result.hpp>
 #include <membridge/cuda/device.hpp>
-#include <membridge/os/borrowed_fd.hpp>
+#include <membridge/os/shareable_handle.hpp>
 
 #include <cstdint>
 #include <memory>
@@ -11,8 +11,8 @@
 
 namespace membridge::cuda {
 
-/// A timeline semaphore another API exported as an opaque fd (Vulkan's vkGetSemaphoreFdKHR), imported
-/// with cuImportExternalSemaphore. CUDA streams signal and wait on it; the counter is the one Vulkan
+/// A timeline semaphore another API exported as an opaque fd (Vulkan's vkGetSemaphoreFdKHR) or, on
+/// Windows, an NT handle (vkGetSemaphoreWin32HandleKHR), imported with cuImportExternalSemaphore. CUDA streams signal and wait on it; the counter is the one Vulkan
 /// (and GL) see.
 ///
 /// A stream that waits on an external semaphore makes later kernel launches on the host block until
@@ -23,12 +23,14 @@ namespace membridge::cuda {
 /// uses it must be finished first.
 class external_semaphore {
  public:
-  /// Imports a timeline semaphore's opaque fd into the device's primary context.
-  /// Ownership: duplicates `fd` (close-on-exec); CUDA takes the duplicate on success, a failure
-  /// closes it; the caller's fd is never closed.
+  /// Imports a timeline semaphore's opaque fd (Windows: NT handle) into the device's primary context.
+  /// Ownership: `fd` is borrowed and never closed by membridge. Linux: duplicated (close-on-exec);
+  /// CUDA takes the duplicate on success, a failure closes it. Windows: CUDA never takes ownership of
+  /// an NT handle; the caller's handle is passed as it is.
   /// Errors: invalid_argument for an invalid fd or one CUDA rejects; unsupported when the device has no
   /// timeline semaphore interop.
-  [[nodiscard]] static result<external_semaphore> import_timeline(const device& dev, os::borrowed_fd fd);
+  [[nodiscard]] static result<external_semaphore> import_timeline(const device& dev,
+                                                                     os::borrowed_shareable_handle fd);
 
   /// An empty object.
   external_semaphore() noexcept = default;

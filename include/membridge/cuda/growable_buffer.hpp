@@ -8,7 +8,7 @@
 #include <membridge/cuda/mapping.hpp>
 #include <membridge/cuda/peer.hpp>
 #include <membridge/cuda/vmm_allocation.hpp>
-#include <membridge/os/unique_fd.hpp>
+#include <membridge/os/shareable_handle.hpp>
 
 #include <cstddef>
 #include <memory>
@@ -58,7 +58,7 @@ struct chunk_info {
 
 /// One chunk exported for another API or process.
 struct exported_chunk {
-  os::unique_fd fd;        ///< The chunk's shareable fd. Ownership: the caller owns it.
+  os::shareable_handle fd; ///< The chunk's shareable handle (fd / NT handle). Ownership: the caller owns it.
   std::size_t offset = 0;  ///< Where the chunk lies in the buffer.
   std::size_t size = 0;    ///< The chunk's size, which an importer must pass to its import call.
 };
@@ -161,9 +161,10 @@ class growable_buffer {
   /// Where every chunk lies, in address order.
   [[nodiscard]] std::vector<chunk_info> chunks() const;
 
-  /// Exports chunk `index` as a new fd with its offset and size.
-  /// Ownership: the caller owns the returned fd; the chunk's memory stays alive while any exported fd
-  /// or import of it does, even after the buffer shrinks or is destroyed.
+  /// Exports chunk `index` as a new shareable handle (fd on Linux, NT handle on Windows, see
+  /// vmm_allocation::export_handle) with its offset and size.
+  /// Ownership: the caller owns the returned handle; the chunk's memory stays alive while any exported
+  /// handle or import of it does, even after the buffer shrinks or is destroyed.
   /// Errors: invalid_argument for an index out of range; unsupported for a non-exportable handle type.
   [[nodiscard]] result<exported_chunk> export_chunk(std::size_t index) const;
 

@@ -8,7 +8,7 @@
 #include <membridge/cuda/mapping.hpp>
 #include <membridge/cuda/peer.hpp>
 #include <membridge/cuda/vmm_allocation.hpp>
-#include <membridge/os/borrowed_fd.hpp>
+#include <membridge/os/shareable_handle.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -55,20 +55,21 @@ class imported_buffer {
   /// Waits for the device, then unmaps, releases and frees.
   ~imported_buffer();
 
-  /// Imports the chunk exported as `fd` (`size` bytes, as the exporter reports it), maps it at
+  /// Imports the chunk exported as `fd`, a shareable handle (`size` bytes, as the exporter reports it), maps it at
   /// `offset` and grants `rights` to the importing device (and the grant_access() rights to the GPUs
   /// given them). Chunks are appended in order: `offset` must equal capacity().
   /// Errors: invalid_argument for an offset other than capacity(), a size that is 0, not a
   /// granularity multiple or past reserved_size(), an empty fd; unsupported when the chunk's memory
   /// lives on a GPU the importing device (or a GPU given access) cannot reach (naming both GPUs); the
   /// driver's error for an fd that is not a CUDA allocation. On error nothing changes.
-  /// Ownership: `fd` is borrowed (duplicated for the driver call, the duplicate closed after).
-  [[nodiscard]] result<void> append(os::borrowed_fd fd, std::size_t offset, std::size_t size,
+  /// Ownership: `fd` is borrowed (Linux: duplicated for the driver call, the duplicate closed after;
+  /// Windows: the driver borrows the NT handle itself).
+  [[nodiscard]] result<void> append(os::borrowed_shareable_handle fd, std::size_t offset, std::size_t size,
                                     access rights = access::read_write);
 
   /// One exported chunk for append_all(): the exporter's fd, its offset and size.
   struct chunk_source {
-    os::borrowed_fd fd;       ///< The chunk's exported fd. Ownership: borrowed.
+    os::borrowed_shareable_handle fd;  ///< The chunk's exported handle. Ownership: borrowed.
     std::size_t offset = 0;   ///< Where the chunk starts in the exporter's buffer.
     std::size_t size = 0;     ///< The chunk's size, as the exporter reports it.
   };
@@ -76,7 +77,7 @@ class imported_buffer {
   /// them with one access call (mapping::set_access over the new mappings) instead of one per chunk.
   /// Same rules and errors as append(); all or nothing: on error nothing changes. An empty list
   /// changes nothing.
-  /// Ownership: the fds are borrowed (each duplicated for its driver call, the duplicate closed after).
+  /// Ownership: the handles are borrowed (as in append()).
   [[nodiscard]] result<void> append_all(std::span<const chunk_source> chunks, access rights = access::read_write);
   /// Gives GPUs other than the importing device rights on every chunk, existing (now, with one
   /// cuMemSetAccess naming them all) and future (each append grants them too). A GPU already given

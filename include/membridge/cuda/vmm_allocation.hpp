@@ -4,8 +4,7 @@
 
 #include <membridge/core/result.hpp>
 #include <membridge/cuda/device.hpp>
-#include <membridge/os/borrowed_fd.hpp>
-#include <membridge/os/unique_fd.hpp>
+#include <membridge/os/shareable_handle.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -17,16 +16,24 @@ namespace membridge::cuda {
 enum class handle_type : std::uint8_t {
   none = 0,      ///< Not shareable.
   posix_fd = 1,  ///< A POSIX file descriptor (Linux): Vulkan/GL import it, Unix sockets carry it.
-  win32 = 2,     ///< A Win32 NT handle (Windows; not implemented yet: create() reports unsupported).
+  win32 = 2,     ///< A Win32 NT handle (Windows): Vulkan/GL import it, DuplicateHandle carries it.
   fabric = 3,    ///< A fabric handle (multi-node NVLink; not implemented yet: create() reports unsupported).
 };
+
+/// The handle type of this platform's os::shareable_handle (posix_fd on Linux, win32 on Windows): the
+/// one membridge exports and imports; the other platform's type is unsupported.
+#if defined(_WIN32)
+inline constexpr handle_type platform_handles = handle_type::win32;
+#else
+inline constexpr handle_type platform_handles = handle_type::posix_fd;
+#endif
 
 /// Short name of a handle type, e.g. "posix_fd".
 [[nodiscard]] std::string_view to_string(handle_type type) noexcept;
 
 /// Properties of a new physical allocation.
 struct allocation_options {
-  handle_type handles = handle_type::posix_fd;  ///< Exportable handle type.
+  handle_type handles = platform_handles;       ///< Exportable handle type.
   bool gpu_direct_rdma = false;                 ///< Request GPUDirect RDMA capability.
   bool compressible = false;                    ///< Request generic compression (not shareable on all drivers).
 };
@@ -48,8 +55,8 @@ struct allocation_properties {
 /// it into an address_range.
 ///
 /// Move-only; the destructor releases the handle (cuMemRelease). The driver keeps the memory alive
-/// while it is still mapped anywhere or imported by another API or process: an exported fd keeps the
-/// physical memory alive on its own.
+/// while it is still mapped anywhere or imported by another API or process: an exported handle (fd or
+/// NT handle) keeps the physical memory alive on its own.
 class vmm_allocation {
  public:
   /// Allocates `size` bytes, rounded up to the granularity of `options`, on `dev`.
@@ -63,13 +70,17 @@ class vmm_allocation {
   [[nodiscard]] static result<vmm_allocation> create(const device& dev, std::size_t size,
                                                      const allocation_options& options = {});
 
-  /// Imports an allocation another process or API exported as a POSIX fd; `size` is the allocation's
-  /// size as the exporter reports it (the driver cannot tell).
-  /// Ownership: `fd` is borrowed: membridge duplicates it for the driver call and closes only the
-  /// duplicate; the caller keeps (and eventually closes) `fd`. The returned object owns a new handle.
-  /// Errors: invalid_argument for an empty fd, size 0 or a size that is not a granularity multiple;
-  /// the driver's error for an fd that is not a CUDA allocation.
-  [[nodiscard]] static result<vmm_allocation> import(const device& dev, os::borrowed_fd fd, std::size_t size);
+  /// Imports an allocation another process or API exported as a shareable handle (a POSIX fd on
+  /// Linux, an NT handle on Windows); `size` is the allocation's size as the exporter reports it (the
+  /// driver cannot tell).
+  /// Ownership: `handle` is borrowed; the caller keeps (and eventually closes) it. Linux: membridge
+  /// duplicates the fd for the driver call and closes only the duplicate. Windows:
+  /// cuMemImportFromShareableHandle borrows the NT handle, which is passed as it is. The returned
+  /// object owns a new allocation handle.
+  /// Errors: invalid_argument for an empty handle, size 0, a size that is not a granularity multiple,
+  /// or a handle that is not an exported CUDA allocation; the driver's other errors.
+  [[nodiscard]] static result<vmm_allocation> import(const device& dev, os::borrowed_shareable_handle handle,
+                                                     std::size_t size);
 
   /// Adopts a handle made elsewhere (e.g. by cuMemCreate in an engine).
   /// Ownership: takes `handle`; it is released when this object is destroyed.
@@ -87,12 +98,18 @@ class vmm_allocation {
   /// Releases the handle (failures go to the log sink).
   ~vmm_allocation();
 
-  /// Exports the allocation as a new POSIX fd (close-on-exec) that Vulkan, GL or another process can
-  /// import. Each call makes a new fd.
-  /// Ownership: the caller owns the returned fd.
-  /// Errors: invalid_argument for an empty object; unsupported if it was not created with posix_fd,
-  /// or if it is compressed and the driver refuses to export compressed memory (docs/errors.md).
-  [[nodiscard]] result<os::unique_fd> export_fd() const;
+  /// Exports the allocation as a new shareable handle that Vulkan, GL or another process can import:
+  /// a close-on-exec POSIX fd on Linux; on Windows an NT handle (not inheritable) to an object whose
+  /// security descriptor, set at create(), grants the current user only. Each call makes a new handle.
+  /// Ownership: the caller owns the returned handle (closes it with the fd / CloseHandle).
+  /// Errors: invalid_argument for an empty object; unsupported if it was not created with
+  /// platform_handles, or if it is compressed and the driver refuses to export compressed memory
+  /// (docs/errors.md).
+  [[nodiscard]] result<os::shareable_handle> export_handle() const;
+#if !defined(_WIN32)
+  /// export_handle() under its Linux name. Ownership: the caller owns the returned fd.
+  [[nodiscard]] result<os::shareable_handle> export_fd() const { return export_handle(); }
+#endif
 
   /// Size in bytes (a multiple of the granularity).
   [[nodiscard]] std::size_t size() const noexcept { return size_; }

@@ -19,6 +19,7 @@ inline constexpr std::size_t max_chunks = 2048;
 /// What kind of OS handle a resource's fds are.
 enum class handle_kind : std::uint8_t {
   opaque_fd = 1,  ///< A POSIX fd from cuMemExportToShareableHandle / vkGetSemaphoreFdKHR (opaque).
+  opaque_win32 = 2,  ///< An NT handle (CU_MEM_HANDLE_TYPE_WIN32, VK_..._OPAQUE_WIN32_BIT); Windows transport only.
 };
 
 /// How a buffer's bytes are laid out, so a viewer can draw them without knowing the producer's code.

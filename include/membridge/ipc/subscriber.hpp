@@ -5,8 +5,7 @@
 #include <membridge/core/result.hpp>
 #include <membridge/ipc/channel.hpp>
 #include <membridge/ipc/resource.hpp>
-#include <membridge/os/borrowed_fd.hpp>
-#include <membridge/os/unique_fd.hpp>
+#include <membridge/os/shareable_handle.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -19,8 +18,10 @@ namespace membridge::ipc {
 
 /// Where to connect and as what.
 struct subscriber_options {
-  std::string name;   ///< The publisher's socket name (`$XDG_RUNTIME_DIR/membridge/<name>.sock`).
-  std::string path;   ///< An explicit socket path; overrides `name`.
+  /// The publisher's name: ipc::endpoint_for(name) (Linux: `$XDG_RUNTIME_DIR/membridge/<name>.sock`;
+  /// Windows: `\\.\pipe\membridge-<user SID>-<name>`).
+  std::string name;
+  std::string path;   ///< An explicit socket path (Windows: pipe name); overrides `name`.
   subscriber_role role = subscriber_role::observer;  ///< The role asked for (consumer may be refused).
   std::string client_name;  ///< Shown to the publisher (free text, <= max_name_size bytes).
   /// How long connecting, the handshake and the initial state may take together.
@@ -35,14 +36,14 @@ struct subscriber_options {
 /// Ownership: the subscriber owns the fds; importers borrow them (membridge's imports duplicate).
 struct received_buffer {
   buffer_description description;  ///< The current state.
-  std::vector<os::unique_fd> fds;   ///< fds[i] is chunk i's (same order as description.chunks).
+  std::vector<os::shareable_handle> fds;   ///< fds[i] is chunk i's (same order as description.chunks).
 };
 
 /// A timeline semaphore as received.
 /// Ownership: the subscriber owns the fd; importers borrow it.
 struct received_semaphore {
   semaphore_description description;  ///< What it is.
-  os::unique_fd fd;                   ///< Its opaque fd.
+  os::shareable_handle fd;            ///< Its opaque fd (Windows: NT handle).
 };
 
 /// Something the publisher told the subscriber (or that it went away).
@@ -126,7 +127,7 @@ class subscriber {
   [[nodiscard]] bool connected() const noexcept { return channel_.valid(); }
   /// The socket, to wait on it together with other fds (readable: call next_event()).
   /// Ownership: owned by the subscriber.
-  [[nodiscard]] os::borrowed_fd native() const noexcept { return channel_.native(); }
+  [[nodiscard]] os::borrowed_shareable_handle native() const noexcept { return channel_.native(); }
   /// Says goodbye and closes the connection; received state and fds stay.
   void disconnect() noexcept;
 
@@ -135,7 +136,7 @@ class subscriber {
     buffer_description description;   // chunks: the kept ones, then those received so far
     std::size_t chunk_count = 0;      // chunks it has when complete
     std::size_t kept = 0;             // chunks kept from the committed state
-    std::vector<os::unique_fd> fds;   // fds of the chunks after the kept ones, received so far
+    std::vector<os::shareable_handle> fds;   // fds of the chunks after the kept ones, received so far
     bool is_new = false;
   };
   [[nodiscard]] result<std::optional<subscriber_event>> apply(message m);

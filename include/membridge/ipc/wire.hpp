@@ -2,7 +2,7 @@
 #pragma once
 
 #include <membridge/core/result.hpp>
-#include <membridge/os/unique_fd.hpp>
+#include <membridge/os/shareable_handle.hpp>
 
 #include <array>
 #include <cstddef>
@@ -57,12 +57,12 @@ struct message_header {
   std::uint16_t reserved = 0;            ///< Must be 0.
 };
 
-/// A message: header fields, payload bytes and the fds that came or go with it.
-/// Ownership: the message owns its fds (received fds are wrapped before anything is parsed).
+/// A message: header fields, payload bytes and the fds (NT handles on Windows) that came or go with it.
+/// Ownership: the message owns its fds / handles (received ones are wrapped before anything is parsed).
 struct message {
   message_type type = message_type::hello;  ///< What the payload is.
   std::vector<std::byte> payload;           ///< The payload (<= max_payload_size bytes).
-  std::vector<os::unique_fd> fds;           ///< The fds (<= max_fds_per_message).
+  std::vector<os::shareable_handle> fds;    ///< The fds / handles (<= max_fds_per_message).
 };
 
 /// The 16 header bytes for `header` (no checks: encode what you validated).
@@ -74,6 +74,31 @@ struct message {
 /// fd_count equal to fds_received and within max_fds_per_message.
 /// Errors: protocol_error naming the field and the values.
 [[nodiscard]] result<message_header> decode_header(std::span<const std::byte> bytes, std::size_t fds_received);
+
+/// Bytes of one entry of the Windows transport's handle table (a HANDLE value, u64 little-endian).
+inline constexpr std::size_t handle_value_size = 8;
+
+/// A Windows transport message split into its parts (docs/protocol.md, "Windows transport"): on a
+/// named pipe a message is the header, the payload, then `fd_count` handle values that the sender
+/// duplicated into the receiving process. The parts point into the bytes given to
+/// split_handle_table().
+struct handle_table_split {
+  std::span<const std::byte> message;         ///< Header and payload: what decode_header() checks.
+  std::vector<std::uint64_t> handle_values;   ///< The handle table, in order.
+};
+
+/// Splits a named-pipe message into header + payload and its handle table, reading only the
+/// header's fd_count: the table is the last fd_count * handle_value_size bytes. Platform-independent
+/// (the fuzz target runs it on Linux). A receiver owns the returned handle values before it checks
+/// anything else (decode_header on `message` with handle_values.size()), so a message it refuses
+/// leaks none of them.
+/// Errors: protocol_error when `bytes` is shorter than a header, fd_count exceeds
+/// max_fds_per_message or the table does not fit after the header; no handle value is returned
+/// then (there is no trustworthy table to close).
+[[nodiscard]] result<handle_table_split> split_handle_table(std::span<const std::byte> bytes);
+
+/// The handle table bytes for `values` (u64 little-endian each), appended to header + payload.
+[[nodiscard]] std::vector<std::byte> encode_handle_table(std::span<const std::uint64_t> values);
 
 /// Checks a message before sending it. Errors: invalid_argument for a payload or fd count over the
 /// limits, an invalid fd, or an unknown type.

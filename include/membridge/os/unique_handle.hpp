@@ -10,6 +10,8 @@
 
 namespace membridge::os {
 
+class unique_handle;
+
 /// A Windows HANDLE value without <windows.h> in public headers (HANDLE is `void*`).
 using native_handle = void*;
 
@@ -21,10 +23,23 @@ class borrowed_handle {
   constexpr borrowed_handle() noexcept = default;
   /// Views `handle`. Ownership: borrowed; the owner keeps it open meanwhile.
   constexpr explicit borrowed_handle(native_handle handle) noexcept : handle_(handle) {}
+  /// Views `handle` (the spelling borrowed_fd uses). Ownership: borrowed; the owner keeps it open.
+  [[nodiscard]] static constexpr borrowed_handle from_native(native_handle handle) noexcept {
+    return borrowed_handle(handle);
+  }
+  /// Views the handle held by `owner` (no handle if `owner` is empty).
+  /// Ownership: `owner` keeps owning it and must outlive this view.
+  borrowed_handle(const unique_handle& owner) noexcept;  // NOLINT(google-explicit-constructor)
+  /// Viewing a temporary owner would dangle at once.
+  borrowed_handle(unique_handle&&) = delete;
   /// The handle. Ownership: not transferred.
   [[nodiscard]] constexpr native_handle get() const noexcept { return handle_; }
   /// True unless null or INVALID_HANDLE_VALUE.
   [[nodiscard]] bool valid() const noexcept;
+  /// A new handle to the same object (DuplicateHandle in this process, same access, not inheritable).
+  /// Errors: invalid_argument for no handle or a closed one (ERROR_INVALID_HANDLE); the Win32 error.
+  /// Ownership: this view is untouched; the caller owns the returned handle.
+  [[nodiscard]] result<unique_handle> duplicate() const;
 
  private:
   native_handle handle_ = nullptr;
@@ -38,6 +53,9 @@ class unique_handle {
   /// Takes ownership of `handle` (null or INVALID_HANDLE_VALUE: no handle).
   /// Ownership: the object owns `handle` from now on.
   explicit unique_handle(native_handle handle) noexcept;
+  /// Takes ownership of `handle` (the spelling unique_fd uses).
+  /// Ownership: the object owns `handle` from now on.
+  [[nodiscard]] static unique_handle from_native(native_handle handle) noexcept { return unique_handle(handle); }
   unique_handle(const unique_handle&) = delete;
   unique_handle& operator=(const unique_handle&) = delete;
   /// Takes over `other`'s handle; `other` becomes empty.
@@ -47,7 +65,7 @@ class unique_handle {
   /// Closes the handle (a failing CloseHandle goes to the log sink).
   ~unique_handle();
 
-  /// A duplicate (DuplicateHandle in this process, same access) of `handle`.
+  /// A duplicate (DuplicateHandle in this process, same access, not inheritable) of `handle`.
   /// Errors: invalid_argument for no handle; the Win32 error of DuplicateHandle.
   /// Ownership: borrows `handle`; the result is a new handle the caller owns.
   [[nodiscard]] static result<unique_handle> duplicate(borrowed_handle handle);
@@ -66,6 +84,8 @@ class unique_handle {
  private:
   native_handle handle_ = nullptr;
 };
+
+inline borrowed_handle::borrowed_handle(const unique_handle& owner) noexcept : handle_(owner.get()) {}
 
 }  // namespace membridge::os
 

@@ -1,11 +1,7 @@
 #include "payload.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <utility>
 
 namespace membridge::ipc::detail {
@@ -102,7 +98,8 @@ subscriber_role read_role(reader& r) {
 
 handle_kind read_handles(reader& r) {
   const auto v = r.u8("handle kind");
-  if (v != static_cast<std::uint8_t>(handle_kind::opaque_fd)) r.fail("unknown handle kind " + std::to_string(v));
+  if (v != static_cast<std::uint8_t>(handle_kind::opaque_fd) && v != static_cast<std::uint8_t>(handle_kind::opaque_win32))
+    r.fail("unknown handle kind " + std::to_string(v));
   return static_cast<handle_kind>(v);
 }
 
@@ -299,26 +296,6 @@ result<std::string> decode_goodbye(std::span<const std::byte> bytes) {
   std::string reason = r.str("reason", 256);
   MEMBRIDGE_TRY(r.finish());
   return reason;
-}
-
-std::string handle_fd_problem(os::borrowed_fd fd) {
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) return "an fd fstat refuses (errno " + std::to_string(errno) + ")";
-  const int flags = ::fcntl(fd.get(), F_GETFL);
-  if (flags >= 0 && (flags & O_PATH) != 0) return "an O_PATH fd";
-  switch (st.st_mode & S_IFMT) {
-    case S_IFDIR: return "a directory";
-    case S_IFSOCK: return "a socket";
-    case S_IFIFO: return "a pipe";
-    case S_IFBLK: return "a block device";
-    case S_IFLNK: return "a symbolic link";
-    case S_IFCHR:
-      if (major(st.st_rdev) == 1)
-        return "a memory device (char " + std::to_string(major(st.st_rdev)) + ":" + std::to_string(minor(st.st_rdev)) +
-               ", e.g. /dev/zero or /dev/null)";
-      return {};
-    default: return {};  // regular files (memfd, shm) and anonymous inodes
-  }
 }
 
 std::string printable(std::string_view text) {

@@ -5,7 +5,7 @@
 #include <membridge/core/result.hpp>
 #include <membridge/ipc/resource.hpp>
 #include <membridge/ipc/wire.hpp>
-#include <membridge/os/borrowed_fd.hpp>
+#include <membridge/os/shareable_handle.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -78,10 +78,16 @@ enum class resource_kind : std::uint8_t { buffer = 1, semaphore = 2 };
 [[nodiscard]] result<std::uint64_t> decode_frame(std::span<const std::byte> bytes);
 [[nodiscard]] result<std::string> decode_goodbye(std::span<const std::byte> bytes);
 
-/// Empty when `fd` can be a memory or semaphore handle (a regular file such as a memfd, an
-/// anonymous inode, a GPU driver's device file), else what it is instead: a directory, socket,
-/// FIFO, block device, a memory device of major 1 (/dev/zero, /dev/null...) or an O_PATH fd.
-[[nodiscard]] std::string handle_fd_problem(os::borrowed_fd fd);
+/// Empty when `fd` can be a memory or semaphore handle, else what it is instead. Per platform
+/// (src/ipc/posix, src/ipc/win32). Linux: fine are a regular file such as a memfd, an anonymous
+/// inode, a GPU driver's device file; refused a directory, socket, FIFO, block device, a memory
+/// device of major 1 (/dev/zero, /dev/null...) or an O_PATH fd. Windows: fine is an open handle
+/// of another object type than those refused (a section, an event, a driver's object); refused a
+/// value that names nothing, a file / pipe / device, a process, thread or token, a registry key or
+/// object directory, a desktop or window station (NtQueryObject's type name).
+[[nodiscard]] std::string handle_fd_problem(os::borrowed_shareable_handle fd);
+/// As handle_fd_problem(borrowed) for a handle a message or the caller owns.
+[[nodiscard]] std::string handle_fd_problem(const os::shareable_handle& fd);
 
 /// `text` with every byte outside printable ASCII (control bytes, DEL, bytes >= 0x80) and '\\'
 /// written as \\xNN, so names and reasons from a peer can go into a log line safely.
@@ -96,7 +102,7 @@ namespace membridge::ipc::detail {
 
 /// An fd the publisher keeps and every queued message that carries it shares (a shrink can drop a
 /// chunk from the state while a message with its fd still waits in a subscriber's queue).
-using shared_fd = std::shared_ptr<const os::unique_fd>;
+using shared_fd = std::shared_ptr<const os::shareable_handle>;
 
 /// One encoded message waiting in one or more subscriber queues (encoded once, shared).
 struct outgoing {

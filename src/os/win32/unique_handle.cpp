@@ -14,6 +14,8 @@ bool is_handle(native_handle h) noexcept { return h != nullptr && h != INVALID_H
 
 bool borrowed_handle::valid() const noexcept { return is_handle(handle_); }
 
+result<unique_handle> borrowed_handle::duplicate() const { return unique_handle::duplicate(*this); }
+
 unique_handle::unique_handle(native_handle handle) noexcept : handle_(is_handle(handle) ? handle : nullptr) {}
 
 unique_handle& unique_handle::operator=(unique_handle&& other) noexcept {

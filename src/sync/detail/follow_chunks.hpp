@@ -27,8 +27,8 @@ template <class View>
   return ok();
 }
 
-/// Imports the buffer's chunk `index` (the view's next) into `view`: the chunk's fd is exported, the
-/// view takes a duplicate, the export is closed. On error the view is unchanged.
+/// Imports the buffer's chunk `index` (the view's next) into `view`: the chunk's shareable handle (fd /
+/// NT handle) is exported, the view imports it (borrowing it), the export is closed. On error the view is unchanged.
 template <class View>
 [[nodiscard]] result<void> import_chunk(View& view, const cuda::growable_buffer& buffer, std::size_t index) {
   MEMBRIDGE_TRY_ASSIGN(auto exported, buffer.export_chunk(index));

@@ -1,0 +1,153 @@
+// Sample 03 on two GPUs, run as a user runs it: membridge_ipc_producer simulates on GPU 1 and publishes
+// a buffer on GPU 0 (--sim-device 1 --render-device 0, sync::cross_gpu_link), and membridge_ipc_viewer,
+// another process, draws 300 frames from it on GPU 0 (--render-device 0), headless, following two
+// growths; the PNG must show particles. And the viewer refuses, naming both GPUs, a buffer that lives
+// on another GPU than its --render-device. Not run on one GPU; MEMBRIDGE_REQUIRE_GPUS=2 makes that a
+// failure.
+#include "demo_process.hpp"
+#include "png_writer.hpp"
+#include "test_environment.hpp"
+
+#include <membridge/cuda/device.hpp>
+
+#include <gtest/gtest.h>
+
+#include <stdlib.h>  // mkdtemp
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <system_error>
+#include <vector>
+
+namespace particles::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+/// The build tree's binary, or the one beside this test (the GPU bundle puts them in one folder).
+std::filesystem::path sample_binary(const std::filesystem::path& built, const char* name) {
+  std::error_code ec;
+  if (std::filesystem::exists(built, ec)) return built;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec && std::filesystem::exists(self.parent_path() / name, ec)) return self.parent_path() / name;
+  return built;
+}
+
+std::filesystem::path producer_binary() { return sample_binary(MEMBRIDGE_IPC_PRODUCER_BINARY, "membridge_ipc_producer"); }
+std::filesystem::path viewer_binary() { return sample_binary(MEMBRIDGE_IPC_VIEWER_BINARY, "membridge_ipc_viewer"); }
+
+/// Skips (not run) with fewer than two CUDA devices, or fails when MEMBRIDGE_REQUIRE_GPUS=2.
+#define SKIP_UNLESS_TWO_GPUS()                                                                       \
+  do {                                                                                               \
+    const auto counted = membridge::cuda::device::count();                                          \
+    const int gpus = counted ? *counted : 0;                                                         \
+    if (gpus < 2) {                                                                                  \
+      if (membridge::testing::gpus_required() >= 2)                                                  \
+        FAIL() << "fewer than two GPUs (" << gpus << "), MEMBRIDGE_REQUIRE_GPUS=2";                   \
+      GTEST_SKIP() << "not run: needs two GPUs (" << gpus << " here)";                              \
+    }                                                                                                \
+  } while (false)
+
+/// A private XDG_RUNTIME_DIR for the socket (mode 0700, as ipc wants), removed by the destructor.
+class runtime_dir {
+ public:
+  runtime_dir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "membridge-ipc-sample-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) != nullptr) path_ = pattern;
+  }
+  runtime_dir(const runtime_dir&) = delete;
+  runtime_dir& operator=(const runtime_dir&) = delete;
+  ~runtime_dir() {
+    std::error_code ec;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+  }
+  [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+/// Runs the producer (PRODUCER_ARGS) in the background until the viewer (VIEWER_ARGS) is done, then
+/// stops it with SIGTERM. Prints the producer's log after "=== producer", and exits with the viewer's
+/// status, or 20 + the producer's when only that failed (0 and 143 are a clean stop).
+constexpr const char* both_script = R"sh(
+producer=$1 viewer=$2 name=$3 log=$4
+read -r -a producer_args <<< "$5"
+read -r -a viewer_args <<< "$6"
+"$producer" --name "$name" "${producer_args[@]}" > "$log" 2>&1 &
+p=$!
+for _ in $(seq 150); do
+  [ -S "$XDG_RUNTIME_DIR/membridge/$name.sock" ] && break
+  kill -0 $p 2>/dev/null || break
+  sleep 0.1
+done
+"$viewer" --name "$name" "${viewer_args[@]}"
+v=$?
+kill -TERM $p 2>/dev/null
+wait $p
+pr=$?
+echo "=== producer (exit $pr)"
+cat "$log"
+[ $v -ne 0 ] && exit $v
+[ $pr -ne 0 ] && [ $pr -ne 143 ] && exit $((20 + pr))
+exit 0
+)sh";
+
+process_result run_both(const std::string& label, const std::string& producer_args, const std::string& viewer_args) {
+  const runtime_dir xdg;
+  EXPECT_FALSE(xdg.path().empty()) << "mkdtemp failed";
+  const auto log = output_dir() / (label + ".producer.log");
+  auto r = run_process({"bash", "-c", both_script, "bash", producer_binary().string(), viewer_binary().string(),
+                        "ipc-test-" + label, log.string(), producer_args, viewer_args},
+                       label, 120s, {}, {"XDG_RUNTIME_DIR=" + xdg.path().string()});
+  EXPECT_TRUE(r) << r.error().message();
+  return r ? *r : process_result{};
+}
+
+std::string describe(const process_result& r) {
+  return "exit status " + std::to_string(r.exit_status) + "\n--- stdout\n" + r.out + "--- stderr\n" + r.err;
+}
+
+TEST(ipc_sample_gpu, producer_on_gpu_1_publishing_on_gpu_0_is_drawn_by_a_viewer_on_gpu_0) {
+  SKIP_UNLESS_TWO_GPUS();
+  ASSERT_TRUE(std::filesystem::exists(producer_binary())) << producer_binary() << " is missing";
+  ASSERT_TRUE(std::filesystem::exists(viewer_binary())) << viewer_binary() << " is missing";
+  const auto png = output_dir() / "ipc_cross_gpu.png";
+  std::error_code ec;
+  std::filesystem::remove(png, ec);
+  // Growth every 100 frames from 1M (x2, up to 4M): the viewer follows two growths, each a new link.
+  const process_result r =
+      run_both("cross_gpu", "--sim-device 1 --render-device 0 --frames 0 --grow-every 100 --max-particles 4M",
+               "--render-device 0 --headless --frames 300 --validation --reconnect-ms 15000 --out " + png.string());
+  std::printf("%s", r.out.c_str());
+  ASSERT_EQ(r.exit_status, 0) << describe(r);
+  EXPECT_NE(r.out.find("across GPUs: simulating on CUDA device 1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("publishing from CUDA device 0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("producer frames: drew 300 over 1 connection"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("followed growth to 2097152 particles"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("grew to 2097152 particles before frame 100"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nvalidation: 0 messages\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("wrote " + png.string()), std::string::npos) << r.out;
+
+  auto image = read_png(png);
+  ASSERT_TRUE(image) << image.error().message();
+  const image_summary s = image_stats(image->pixels, image->width, image->height, {3, 3, 5});
+  std::printf("ipc across GPUs: %zu of %zu pixels lit, %zu colour buckets\n", s.lit_pixels, s.pixels,
+              s.colour_buckets);
+  EXPECT_GT(s.lit_pixels, s.pixels / 50) << "the viewer's image is (nearly) blank";
+}
+
+TEST(ipc_sample_gpu, viewer_refuses_a_buffer_on_another_gpu_naming_both) {
+  SKIP_UNLESS_TWO_GPUS();
+  ASSERT_TRUE(std::filesystem::exists(producer_binary())) << producer_binary() << " is missing";
+  const process_result r = run_both("wrong_gpu", "--render-device 0 --sim-device 0 --frames 0",
+                                    "--render-device 1 --headless --frames 10 --reconnect-ms 15000");
+  EXPECT_EQ(r.exit_status, 2) << describe(r);
+  EXPECT_NE(r.err.find("the producer's buffer lives on CUDA device 0"), std::string::npos) << describe(r);
+  EXPECT_NE(r.err.find("this viewer renders on CUDA device 1"), std::string::npos) << describe(r);
+  EXPECT_NE(r.err.find("Start the producer with --render-device 1"), std::string::npos) << describe(r);
+}
+
+}  // namespace
+}  // namespace particles::testing
