@@ -1,11 +1,11 @@
 // membridge/ipc/layout.hpp: the "layout" grammar of element_format::name, shared by the C++ producers,
 // the Python package and membridge-view: what a published buffer holds, so that anyone can draw it.
 //
-//   points:<pos>[,<colour>]      pos: float3 | float4 (xyz used); colour: rgba8 | r32f (colour-mapped);
+//   points:POS[,COLOUR]          POS: float3 | float4 (xyz used); COLOUR: rgba8 | r32f (colour-mapped);
 //                                fields packed in order from byte 0 of each element;
 //                                element_format::stride >= the sum of the field sizes (extra bytes skipped)
-//   image:<rgba8|r32f>:<W>x<H>   row-major texels, stride = 4
-//   heightfield:r32f:<W>x<H>     row-major grid of heights, stride 4
+//   image:{rgba8|r32f}:WxH       row-major texels, stride = 4
+//   heightfield:r32f:WxH         row-major grid of heights, stride 4
 //   membridge.particles.v1       sample 03's particles: points:float4 with stride 32 (an alias)
 //
 // With a frame timeline (`frames.produced`, parameter S) a buffer holds S slots of size / S bytes;
@@ -83,7 +83,7 @@ struct layout {
 /// Parses a layout name (element_format::name) with element size `stride` (0: the packed size of
 /// the fields).
 /// Errors: invalid_argument naming what is wrong: an empty or too long name (> max_name_size), an
-/// unknown kind or field type, a missing or malformed `<W>x<H>` (0, > max_layout_side, not a
+/// unknown kind or field type, a missing or malformed `WxH` size (0, > max_layout_side, not a
 /// number), a stride smaller than the fields (or not 4 for image / heightfield, not 32 for
 /// membridge.particles.v1), trailing text.
 [[nodiscard]] result<layout> parse_layout(std::string_view name, std::uint32_t stride = 0);

@@ -18,8 +18,9 @@ namespace membridge::ipc {
 
 /// Where to connect and as what.
 struct subscriber_options {
-  /// The publisher's name: ipc::endpoint_for(name) (Linux: `$XDG_RUNTIME_DIR/membridge/<name>.sock`;
-  /// Windows: `\\.\pipe\membridge-<user SID>-<name>`).
+  /// The publisher's name, turned into an endpoint by ipc::endpoint_for(name): on Linux the socket
+  /// `$XDG_RUNTIME_DIR/membridge/NAME.sock`, on Windows the named pipe `membridge-SID-NAME` (SID: the
+  /// current user's) in the local pipe namespace.
   std::string name;
   std::string path;   ///< An explicit socket path (Windows: pipe name); overrides `name`.
   subscriber_role role = subscriber_role::observer;  ///< The role asked for (consumer may be refused).
