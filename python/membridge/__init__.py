@@ -29,7 +29,7 @@ from ._membridge import (
 )
 from ._membridge import Subscriber as _Subscriber
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "BufferDescription", "Device", "DeviceLostError", "DriverUnavailableError", "Error", "Event",

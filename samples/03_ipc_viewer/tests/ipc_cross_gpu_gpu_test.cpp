@@ -37,6 +37,15 @@ std::filesystem::path sample_binary(const std::filesystem::path& built, const ch
 std::filesystem::path producer_binary() { return sample_binary(MEMBRIDGE_IPC_PRODUCER_BINARY, "membridge_ipc_producer"); }
 std::filesystem::path viewer_binary() { return sample_binary(MEMBRIDGE_IPC_VIEWER_BINARY, "membridge_ipc_viewer"); }
 
+/// Loads the CUDA driver before the first test: the descriptors it keeps for the life of the process
+/// (/dev/nvidia*, its eventfd and pipes) belong to no test, so the fd-leak listener must not see them
+/// appear inside one.
+class cuda_driver_loaded : public ::testing::Environment {
+ public:
+  void SetUp() override { (void)membridge::cuda::device::count(); }
+};
+[[maybe_unused]] const auto* const cuda_environment = ::testing::AddGlobalTestEnvironment(new cuda_driver_loaded);
+
 /// Skips (not run) with fewer than two CUDA devices, or fails when MEMBRIDGE_REQUIRE_GPUS=2.
 #define SKIP_UNLESS_TWO_GPUS()                                                                       \
   do {                                                                                               \
