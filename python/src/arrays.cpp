@@ -79,7 +79,7 @@ nb::dict cuda_array_interface(std::uintptr_t address, const array_layout& layout
   for (const std::size_t d : layout.shape(rows)) shape.append(d);
   nb::dict d;
   d["shape"] = nb::tuple(shape);
-  d["typestr"] = layout.type.typestr;
+  d["typestr"] = nb::str(layout.type.typestr.c_str());
   // A zero-size array may carry a null pointer; keep the real one so every view agrees.
   d["data"] = nb::make_tuple(nb::int_(address), false);
   d["strides"] = nb::none();

@@ -31,6 +31,9 @@ def device():
 def test_torch_sees_the_buffers_memory_through_both_protocols(torch, device):
     buf = membridge.GrowableBuffer(device, (1000, 4), "float32", max_rows=1 << 20)
     assert buf.shape == (1000, 4) and buf.dtype == "float32" and buf.size == 16000
+    # Read directly: torch.as_tensor falls back to DLPack when the property raises.
+    cai = buf.__cuda_array_interface__
+    assert cai["typestr"] == "<f4" and cai["shape"] == (1000, 4) and cai["data"] == (buf.ptr, False)
     a = torch.as_tensor(buf, device="cuda")       # __cuda_array_interface__
     b = torch.from_dlpack(buf)                    # DLPack
     assert a.data_ptr() == buf.ptr == b.data_ptr()

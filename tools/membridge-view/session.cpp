@@ -209,7 +209,15 @@ std::optional<std::uint64_t> session::next_frame() const {
   if (!latest_) return std::nullopt;
   if (last_drawn_ && *latest_ <= *last_drawn_) return std::nullopt;
   if (join_frame_ && *latest_ <= *join_frame_) return std::nullopt;  // counted as consumed by the publisher already
-  return latest_;
+  if (!consumer() || !timeline_.valid()) return latest_;
+  // A consumer never waits for a frame whose production waits for this consumer: the producer writes
+  // frame f after consumed reached f - S + 1, and this consumer has signalled consumed for its last
+  // drawn frame c (c + 1; at the join, the join frame), so frames up to c + S come without it. A
+  // producer announcing frames further ahead (one that does not throttle on the host, such as a
+  // Python loop) would otherwise deadlock with a viewer that waits for the newest one.
+  const std::optional<std::uint64_t> consumed = last_drawn_ ? last_drawn_ : join_frame_;
+  const std::uint64_t reachable = consumed ? *consumed + slots_ : slots_ - 1;
+  return std::min(*latest_, reachable);
 }
 
 std::vector<draw_item> session::items(std::optional<std::uint64_t> frame) const {
