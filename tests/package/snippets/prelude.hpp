@@ -1,7 +1,10 @@
 // What every C++ block of the documentation may assume (tests/package/compile_doc_snippets.cmake puts
 // it in front of each block): the umbrella header, the standard headers below, the `mb` namespace
 // alias and the byte-size literals. Anything else a block uses it declares itself.
-#pragma once
+// An include guard, not #pragma once: the file is also the precompiled header of the snippets
+// (GCC may not honour #pragma once across a PCH).
+#ifndef MEMBRIDGE_DOC_SNIPPETS_PRELUDE_HPP
+#define MEMBRIDGE_DOC_SNIPPETS_PRELUDE_HPP
 
 #include <membridge/membridge.hpp>
 
@@ -30,3 +33,5 @@ using namespace membridge::literals;
 //   queue    VkQueue                            a queue of vk's device
 //   cmd      VkCommandBuffer                    a recorded command buffer
 //   n        std::uint64_t                      the frame number
+
+#endif  // MEMBRIDGE_DOC_SNIPPETS_PRELUDE_HPP
