@@ -3,6 +3,7 @@
 // with a Vulkan consumer that keeps up, blocks of both paths interleaved, every frame's data checked.
 // See bench/README.md (membridge_bench_producer).
 #include "frame_memory.hpp"
+#include "launch_floor.hpp"
 #include "producer_kernels.cuh"
 
 #include "cli.hpp"
@@ -27,6 +28,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace membridge::bench::producer_bench {
@@ -275,6 +277,8 @@ int run(const config& c) {
           lanes[li].blocks[static_cast<int>(p)].push_back(b.run_block(li, lanes[li].k, p, seed));
         }
   }
+  // Where the graph path's host time comes from: the same frame step launched three ways (launch_floor.hpp).
+  const launch_floor_samples floor = measure_launch_floor(cu, vk, c.blocks, c.quick ? 64 : 256);
 
   std::cout << "membridge producer benchmark on " << cu.name() << " (device " << c.device << "), Vulkan " << vk.name()
             << ", CUDA driver " << driver_version << ", runtime " << runtime_version << "\n"
@@ -320,6 +324,24 @@ int run(const config& c) {
               << " us, signal update " << fixed(median(pooled_part(l.blocks[1], 1)), 2) << " us, cuGraphLaunch "
               << fixed(median(pooled_part(l.blocks[1], 2)), 2) << " us\n";
 
+  const std::pair<const char*, const std::vector<double>*> floor_ways[] = {
+      {"kernel_graph_us", &floor.kernel_graph_us},
+      {"semaphore_graph_us", &floor.semaphore_graph_us},
+      {"updated_graph_us", &floor.updated_graph_us},
+      {"updated_launch_only_us", &floor.updated_launch_only_us}};
+  json floor_json = json::object();
+  for (const auto& [key, samples] : floor_ways) {
+    json fj = to_json(summarize(*samples), 3);
+    fj["p99"] = rounded(p99(*samples), 3);
+    floor_json[key] = fj;
+  }
+  std::cout << "launch floor (scratch timeline, 1 kernel, host us median / p10): graph of the kernel alone "
+            << fixed(median(floor.kernel_graph_us), 2) << " / " << fixed(percentile(floor.kernel_graph_us, 0.1), 2)
+            << "; producer graph as instantiated (no update) " << fixed(median(floor.semaphore_graph_us), 2) << " / "
+            << fixed(percentile(floor.semaphore_graph_us, 0.1), 2) << "; producer_graph::launch (updates + launch) "
+            << fixed(median(floor.updated_graph_us), 2) << " / " << fixed(percentile(floor.updated_graph_us, 0.1), 2)
+            << ", of which cuGraphLaunch " << fixed(median(floor.updated_launch_only_us), 2) << '\n';
+
   struct goal {
     const char* key;
     const char* what;
@@ -351,6 +373,7 @@ int run(const config& c) {
              {{"frames", c.frames}, {"warmup", c.warmup}, {"blocks", c.blocks}, {"slots", c.slots},
               {"slot_words", c.slot_words}, {"quick", c.quick}}},
             {"lanes", lanes_json},
+            {"launch_floor", floor_json},
             {"goals", gj},
             {"all_goals_met", all},
             {"data_checked", true}};
