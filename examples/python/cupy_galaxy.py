@@ -53,6 +53,8 @@ with membridge.FramePublisher(device, a.name, slots=a.slots, publisher_name="cup
     try:
         end = time.perf_counter() + a.seconds if a.seconds else float("inf")
         while (a.frames == 0 or frame < a.frames) and time.perf_counter() < end:
+            while frame >= a.slots and not pub.wait_consumed(frame - a.slots, 0.1):
+                pass  # never more than `slots` frames ahead of the viewers; Ctrl-C still stops
             pub.acquire(stream, frame)  # the GPU waits until viewers are done with this slot
             STEP(((n + 255) // 256,), (256,), (state, slots[frame % a.slots], cp.int32(n), cp.float32(0.002)),
                  stream=stream)

@@ -39,6 +39,10 @@ with membridge.FramePublisher(device, a.name, slots=a.slots, publisher_name="tor
     try:
         end = time.perf_counter() + a.seconds if a.seconds else float("inf")
         while (a.frames == 0 or frame < a.frames) and time.perf_counter() < end:
+            # Never more than `slots` frames ahead of the viewers (as sample 03's C++ producer): the slot's
+            # last reader is done, so the GPU wait acquire enqueues is already met.
+            while frame >= a.slots and not pub.wait_consumed(frame - a.slots, 0.1):
+                pass  # returns to Python every 0.1 s, so Ctrl-C still stops
             with torch.cuda.stream(stream):
                 pub.acquire(stream.cuda_stream, frame)  # the GPU waits until viewers are done with this slot
                 d = -pos  # towards an attractor circling the origin

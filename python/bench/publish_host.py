@@ -3,7 +3,9 @@
 
 Per frame, on one non-blocking stream and with no subscriber (the producer runs free):
 FramePublisher.acquire, a cudaMemsetAsync of the frame's slot, FramePublisher.release and
-publish_frame. The C++ benchmark runs the identical calls. Blocks of the three paths are interleaved:
+publish_frame. The C++ benchmark runs the identical calls. Both run pinned to the same two CPUs (--cpus;
+the C++ child inherits the affinity): unpinned, the C++ blocks' medians spread 5.0-7.8 us between
+processes. Blocks of the three paths are interleaved:
 
   cpp            membridge_bench_publish_host (one block per run)
   python memset  this process; the memset through cupy.cuda.runtime.memsetAsync (the same runtime call)
@@ -116,6 +118,22 @@ def run_cpp(cpp: str, args) -> dict:
     return json.loads(line)
 
 
+def pin_cpus(spec: str) -> list[int]:
+    """Pins this thread (and so every thread and process it starts) to the CPUs `spec` names."""
+    allowed = sorted(os.sched_getaffinity(0))
+    if spec == "none":
+        return allowed
+    if spec == "auto":
+        mid = len(allowed) // 2
+        chosen = allowed[max(0, mid - 1):mid + 1] if len(allowed) >= 2 else allowed
+    else:
+        chosen = sorted({int(c) for c in spec.split(",")})
+        if not set(chosen) <= set(allowed):
+            raise SystemExit(f"publish_host.py: --cpus {spec}: not all in the allowed set {allowed}")
+    os.sched_setaffinity(0, chosen)
+    return chosen
+
+
 def stats(values: list[float]) -> dict:
     q = statistics.quantiles(values, n=10)
     return {"count": len(values), "median": round(statistics.median(values), 3), "p10": round(q[0], 3),
@@ -127,15 +145,20 @@ def main() -> int:
     p.add_argument("--cpp", help="membridge_bench_publish_host (default: PATH, .gpu-bundle/bin, build/*/bench)")
     p.add_argument("--frames", type=int, default=2000)
     p.add_argument("--warmup", type=int, default=200)
-    p.add_argument("--blocks", type=int, default=5)
+    p.add_argument("--blocks", type=int, default=9)
     p.add_argument("--slots", type=int, default=3)
     p.add_argument("--slot-bytes", type=int, default=1 << 20)
     p.add_argument("--device", type=int, default=0)
     p.add_argument("--quick", action="store_true", help="2 blocks of 200 frames after 20 warm-up")
     p.add_argument("--json", help="also write the JSON line to FILE")
+    p.add_argument("--cpus", default="auto",
+                   help="comma-separated CPUs this process and the C++ runs are pinned to (inherited by every thread "
+                        "and child), so both paths run on the same cores; 'auto': two from the middle of the "
+                        "allowed set; 'none': no pinning")
     args = p.parse_args()
     if args.quick:
         args.frames, args.warmup, args.blocks = 200, 20, 2
+    cpus = pin_cpus(args.cpus)  # before any thread exists: the driver's, the publisher's and the C++ child inherit it
 
     import membridge
     try:
@@ -176,7 +199,8 @@ def main() -> int:
     paired = [p / c for p, c in zip(block_medians["python memset"], block_medians["cpp"])]
     print(f"membridge publish_host: Python vs C++ on {device.name} (device {args.device}), {args.blocks} interleaved "
           f"blocks of {args.frames} frames after {args.warmup} warm-up, {args.slots} slots of {args.slot_bytes} bytes; "
-          f"per frame acquire + memset + release + publish_frame, no subscriber; every slot checked")
+          f"per frame acquire + memset + release + publish_frame, no subscriber; every slot checked; "
+          f"both paths pinned to CPUs {cpus}")
     print(f"  {'path':<14} {'host us (median of block medians)':>34} {'block medians':>40}")
     for k in paths:
         print(f"  {k:<14} {statistics.median(block_medians[k]):>34.3f} "
@@ -189,7 +213,7 @@ def main() -> int:
     j = {"bench": "python_publish_host", "device": device.name, "device_uuid": device.uuid,
          "python": sys.version.split()[0], "torch": torch.__version__, "cupy": cupy.__version__,
          "config": {"frames": args.frames, "warmup": args.warmup, "blocks": args.blocks, "slots": args.slots,
-                    "slot_bytes": args.slot_bytes, "quick": args.quick},
+                    "slot_bytes": args.slot_bytes, "quick": args.quick, "cpus": cpus},
          "cpp": {"block_medians_us": block_medians["cpp"], "last_run": cpp_json},
          "python_memset": {"host_us": stats(times["python memset"]), "block_medians_us": block_medians["python memset"]},
          "python_torch_fill": {"host_us": stats(times["python torch"]), "block_medians_us": block_medians["python torch"]},

@@ -398,6 +398,11 @@ class FramePublisher:
         For a producer that stops: after its stream finished, waits until consumers drew the last frame.
         """
 
+    def wait_consumed(self, frame: int, timeout: float = 5.0) -> bool:
+        """
+        Waits on the host (the GIL released) until every current consumer is done with frame `frame` (at once when none consumes); False after `timeout` seconds. A producer that calls it for frame f - slots before acquire(stream, f) never runs more than `slots` frames ahead of its viewers, as sample 03's C++ producer does: the GPU wait acquire enqueues is then already satisfied, so the viewers and the simulation do not stall each other on the GPU.
+        """
+
     @property
     def slots(self) -> int: ...
 

@@ -149,6 +149,25 @@ void bind_frames(nb::module_& m) {
            },
            "timeout"_a = 5.0,
            "For a producer that stops: after its stream finished, waits until consumers drew the last frame.")
+      .def("wait_consumed",
+           [](py_frame_publisher& p, std::uint64_t frame, double timeout) {
+             if (!(timeout >= 0.0)) raise_invalid_argument("FramePublisher.wait_consumed", "a timeout must be >= 0 seconds");
+             const auto& timeline = p.open("FramePublisher.wait_consumed").timeline();
+             const auto ns = std::chrono::nanoseconds(static_cast<long long>(timeout * 1e9));
+             result<void> r = [&] {
+               nb::gil_scoped_release nogil;
+               return timeline.wait_consumed(frame, ns);
+             }();
+             if (!r && r.error().code() == errc::timeout) return false;
+             check(r);
+             return true;
+           },
+           "frame"_a, "timeout"_a = 5.0,
+           "Waits on the host (the GIL released) until every current consumer is done with frame `frame` (at once "
+           "when none consumes); False after `timeout` seconds. A producer that calls it for frame f - slots before "
+           "acquire(stream, f) never runs more than `slots` frames ahead of its viewers, as sample 03's C++ producer "
+           "does: the GPU wait acquire enqueues is then already satisfied, so the viewers and the simulation do not "
+           "stall each other on the GPU.")
       .def_prop_ro("slots", [](py_frame_publisher& p) { return p.open("FramePublisher.slots").timeline().slots(); })
       .def("slot", [](py_frame_publisher& p, std::uint64_t frame) { return p.open("FramePublisher.slot").timeline().slot(frame); },
            "frame"_a, "The slot frame `frame` writes (frame % slots).")
