@@ -128,3 +128,24 @@ def test_a_frame_publisher_reaches_a_subscriber_process_as_a_torch_tensor(torch,
             child.stdin.write("stop\n")
             child.stdin.close()
         assert child.wait(timeout=60) == 0
+
+
+def test_wait_consumed_returns_at_once_without_consumers_and_refuses_a_negative_timeout(torch, device, tmp_path):
+    buf = membridge.GrowableBuffer(device, (3 * 64, 4), "float32", max_rows=3 * 64)
+    t = torch.as_tensor(buf, device="cuda").view(3, 64, 4)
+    with membridge.FramePublisher(device, path=str(tmp_path / "w.sock"), slots=3) as pub:
+        pub.publish_buffer("points", buf, membridge.layout.points("float4"))
+        stream = torch.cuda.Stream()
+        for f in range(8):
+            # Nobody consumes: the host wait is met at once, whatever the frame (the throttle never blocks).
+            assert f < 3 or pub.wait_consumed(f - 3, 1.0) is True
+            with torch.cuda.stream(stream):
+                pub.acquire(stream.cuda_stream, f)
+                t[f % 3].fill_(float(f))
+                pub.release(stream.cuda_stream, f)
+            pub.publish_frame(f)
+        stream.synchronize()
+        assert [t[s, 0, 0].item() for s in range(3)] == [6.0, 7.0, 5.0]
+        with pytest.raises(ValueError):
+            pub.wait_consumed(0, -1.0)
+        pub.drain(5.0)
