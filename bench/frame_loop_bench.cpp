@@ -157,6 +157,9 @@ std::optional<int> parse_options(int argc, char** argv, options& opts) {
   app.add_option("--viewed-depth", opts.view.depth, "viewed: sim steps in flight at most")
       ->check(CLI::Range(2, 256))
       ->capture_default_str();
+  app.add_flag("--viewed-sim-yields", opts.view.sim_yields,
+               "viewed: the sim's stream waits for the viewer's draw of each frame it publishes (the viewer's "
+               "work then preempts no running kernel)");
   if (const auto stop = bench::parse_command_line(app, argc, argv)) return stop;
   opts.render = *particles::parse_render_method(render_text);  // checked by IsMember
   opts.loop = false;

@@ -165,7 +165,7 @@ bool take_request(run_state& st, const mailbox_semaphores& m, std::uint64_t& vie
 
 /// The sim: steps as fast as the GPU runs them (at most `depth` in flight), answering the viewer's
 /// requests (`m` null: no viewer).
-void sim_loop(const session& s, const scene& sc, int depth, run_state& st, const mailbox_semaphores* m,
+void sim_loop(const session& s, const scene& sc, int depth, bool yields, run_state& st, const mailbox_semaphores* m,
               const cuda_event& start, const cuda_event& stop, sim_outcome& out) {
   MEMBRIDGE_FRAME_LOOP_CUDA(cudaSetDevice(s.ordinal));
   const cudaStream_t stream = s.stream.get();
@@ -202,6 +202,7 @@ void sim_loop(const session& s, const scene& sc, int depth, run_state& st, const
       const std::uint64_t f = st.published.load(std::memory_order_relaxed);
       if (f >= st.pubs.size()) throw bench_failure("the sim published more frames than there is room for");
       ok_or_fail(m->cuda_ready.signal(stream, f + 1), "CUDA signal of the ready value");
+      if (yields) ok_or_fail(m->cuda_released.wait(stream, f + 1), "CUDA wait for the viewer's draw (sim_yields)");
       release_at[dst] = f + 1;
       st.pubs[f] = {step, dst};
       st.published.store(f + 1, std::memory_order_release);
@@ -456,7 +457,7 @@ viewed_run run_one(session& s, const scene& sc, mailbox_viewer& v, const viewed_
   {
     const std::jthread sim([&] {
       try {
-        sim_loop(s, sc, o.depth, st, m ? &*m : nullptr, start, stop, so);
+        sim_loop(s, sc, o.depth, o.sim_yields, st, m ? &*m : nullptr, start, stop, so);
       } catch (const std::exception& e) {
         st.fail(std::string("sim thread: ") + e.what());
       }

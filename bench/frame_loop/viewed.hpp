@@ -37,6 +37,11 @@ struct viewed_options {
                                     viewer_kind::copy,        viewer_kind::idle_vulkan, viewer_kind::idle_cuda,
                                     viewer_kind::ipc};
   int depth = 16;                             ///< Sim steps in flight at most (the sim's own throttle).
+  /// The sim's stream waits on the GPU for the viewer's `released` = frame + 1 right after each step
+  /// it publishes: the viewer's GPU work then runs while the sim's context has nothing runnable, so
+  /// the switch to the graphics context preempts no running kernel (the sim pauses for the draw
+  /// instead). Off: the sim never waits for the viewer (the mailbox above).
+  bool sim_yields = false;
 };
 
 /// Back-to-back draws for the draw's GPU time alone.

@@ -77,7 +77,8 @@ viewed_summary summarize_viewed(const viewed_result& r) {
 void print_viewed(std::ostream& out, const viewed_result& r, const viewed_summary& s) {
   out << "viewed: " << count_label(r.options.count) << " particles, the sim (copy + 1 step, at most "
       << r.options.depth << " in flight) as fast as it runs, a viewer at a paced rate takes the newest step ("
-      << ring_slots << "-slot mailbox); " << fixed(r.options.seconds, 1) << " s window after "
+      << ring_slots << "-slot mailbox" << (r.options.sim_yields ? "; the sim waits for each draw on the GPU" : "")
+      << "); " << fixed(r.options.seconds, 1) << " s window after "
       << fixed(r.options.warmup_seconds, 1) << " s warm-up per run\n";
   out << "  sim alone: " << fixed(s.alone_steps_per_s, 0) << " steps/s (" << fixed(s.alone_step_us, 2)
       << " us per step; runs";
@@ -171,6 +172,7 @@ json viewed_json(const viewed_result& r, const viewed_summary& s) {
   out["seconds"] = r.options.seconds;
   out["warmup_seconds"] = r.options.warmup_seconds;
   out["depth"] = r.options.depth;
+  out["sim_yields"] = r.options.sim_yields;
   out["rates_hz"] = r.options.rates_hz;
   json kinds = json::array();
   for (const viewer_kind k : r.options.kinds) kinds.push_back(std::string(viewer_kind_name(k)));
