@@ -99,7 +99,8 @@ struct publisher_options {
 /// The producer never waits for a subscriber: the producer's calls (publish_*, update_buffer,
 /// announce_frame) encode their message once and queue it to every subscriber under a lock that no
 /// socket operation holds; the publisher's thread alone writes the sockets, without waiting
-/// (non-blocking sends, poll for room). A subscriber that reads nothing for send_timeout while
+/// (non-blocking sends, poll for room; on Windows: named pipes, the thread waits on each pipe's
+/// pending read and an event, and retries a full pipe every 10 ms). A subscriber that reads nothing for send_timeout while
 /// messages wait for it (one that stopped reading, or a joiner that never reads its current state)
 /// is dropped and logged once; the producer, the other subscribers and new connections never
 /// notice. A subscriber with 256 messages waiting misses frame announcements (the timeline
@@ -169,7 +170,7 @@ class publisher {
   [[nodiscard]] std::size_t consumer_count() const;
   /// The last announced frame, if any.
   [[nodiscard]] std::optional<std::uint64_t> last_frame() const;
-  /// The socket file's path (what subscribers connect to).
+  /// The socket file's path / the pipe's name on Windows (what subscribers connect to).
   [[nodiscard]] const std::string& path() const noexcept;
   /// True when started and not stopped.
   [[nodiscard]] bool valid() const noexcept { return impl_ != nullptr; }
