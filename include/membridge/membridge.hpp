@@ -22,10 +22,8 @@
 
 #include <membridge/ipc/channel.hpp>
 #include <membridge/ipc/layout.hpp>
-#include <membridge/ipc/pipe_channel.hpp>
 #include <membridge/ipc/publisher.hpp>
 #include <membridge/ipc/resource.hpp>
-#include <membridge/ipc/socket_channel.hpp>
 #include <membridge/ipc/subscriber.hpp>
 #include <membridge/ipc/wire.hpp>
 

@@ -4,11 +4,7 @@
 
 #include <algorithm>
 #include <array>
-#include <cerrno>
-#include <poll.h>
 #include <span>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 namespace membridge::ipc {
 
@@ -30,21 +26,16 @@ bool same_chunks(const buffer_description& a, const buffer_description& b, std::
   return true;
 }
 
-std::vector<shared_fd> share(std::vector<os::unique_fd> fds) {
+std::vector<shared_fd> share(std::vector<os::shareable_handle> fds) {
   std::vector<shared_fd> out;
   out.reserve(fds.size());
-  for (auto& fd : fds) out.push_back(std::make_shared<const os::unique_fd>(std::move(fd)));
+  for (auto& fd : fds) out.push_back(std::make_shared<const os::shareable_handle>(std::move(fd)));
   return out;
-}
-
-int ms_until(clock::time_point t, clock::time_point now) {
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(t - now).count() + 1;
-  return static_cast<int>(std::clamp<long long>(left, 0, 60'000));
 }
 
 }  // namespace
 
-// Drops `s` (lock not held): takes it out of the list, reports it, closes its socket.
+// Drops `s` (lock not held): takes it out of the list, reports it, closes its channel.
 void publisher::impl::drop(const subscriber_ptr& s, std::string reason) {
   {
     std::lock_guard lock(mutex);
@@ -93,12 +84,12 @@ void publisher::impl::drain(const subscriber_ptr& s) {
     bool full = false;
     for (; sent < taken; ++sent) {
       const outgoing& m = *batch[sent];
-      std::array<os::borrowed_fd, max_fds_per_message> fds{};
+      std::array<os::borrowed_shareable_handle, max_fds_per_message> fds{};
       for (std::size_t i = 0; i < m.fds.size(); ++i) fds[i] = *m.fds[i];
       auto r = s->ch.send(m.type, m.payload, std::span(fds.data(), m.fds.size()), 0ms);
       if (r) continue;
-      // A full buffer, or too many fds in flight for this user (stuck peers hold them): wait.
-      full = r.error().code() == errc::timeout || r.error().native_code() == ETOOMANYREFS;
+      // A full buffer or pipe, or too many fds in flight for this user (stuck peers hold them): wait.
+      full = detail::is_backpressure(r.error());
       if (!full) failed = r.error();
       break;
     }
@@ -139,15 +130,18 @@ void publisher::impl::flush_and_say_goodbye() noexcept {
   // min(send_timeout, 250 ms) in all.
   const auto deadline = clock::now() + std::min<std::chrono::milliseconds>(options.send_timeout, 250ms);
   for (;;) {
-    std::vector<pollfd> fds;
+    waits.clear();
+    bool waiting = false;
     for (const subscriber_ptr& s : all) {
       drain(s);
       std::lock_guard lock(mutex);
-      if (s->ch.valid() && !s->queue.empty() && s->doomed.empty()) fds.push_back({s->ch.native().get(), POLLOUT, 0});
+      if (s->ch.valid() && !s->queue.empty() && s->doomed.empty()) {
+        (void)waits.watch(s->ch, false, true);
+        waiting = true;
+      }
     }
-    const auto now = clock::now();
-    if (fds.empty() || now >= deadline) break;
-    (void)::poll(fds.data(), fds.size(), ms_until(deadline, now));
+    if (!waiting || clock::now() >= deadline) break;
+    waits.wait(deadline);
   }
   std::lock_guard lock(mutex);
   subscribers.clear();
@@ -165,21 +159,19 @@ void publisher::impl::deliver_events() {
 }
 
 void publisher::impl::run() noexcept {
-  std::vector<pollfd> fds;
-  std::vector<subscriber_ptr> polled;  // the subscribers behind fds[2 + handshakes ...]
+  std::vector<subscriber_ptr> polled;  // the subscribers watched after the handshakes
   while (!stopping.load()) {
-    fds.clear();
     polled.clear();
     auto now = clock::now();
     if (accept_paused_until && now >= *accept_paused_until) accept_paused_until.reset();
-    fds.push_back({wake.get(), POLLIN, 0});
-    fds.push_back({listen.native().get(), static_cast<short>(accept_paused_until ? 0 : POLLIN), 0});
-    for (const handshake& h : pending_handshakes) fds.push_back({h.ch.native().get(), POLLIN, 0});
+    waits.clear();
+    waits.watch(listen, !accept_paused_until);
+    for (handshake& h : pending_handshakes) (void)waits.watch(h.ch, true, false);
     {
       std::lock_guard lock(mutex);
       for (const subscriber_ptr& s : subscribers) {
         const bool waiting = !s->queue.empty() && s->doomed.empty();
-        fds.push_back({s->ch.native().get(), static_cast<short>(POLLIN | (waiting ? POLLOUT : 0)), 0});
+        (void)waits.watch(s->ch, true, waiting);
         polled.push_back(s);
       }
     }
@@ -190,23 +182,14 @@ void publisher::impl::run() noexcept {
       if (s->stalled) sooner(*s->stalled + options.send_timeout);
     if (accept_paused_until) sooner(*accept_paused_until);
     if (refusals_unlogged > 0 && refusal_window_end) sooner(*refusal_window_end);
-    const int n = ::poll(fds.data(), fds.size(), next ? ms_until(*next, now) : -1);
-    if (n < 0 && errno != EINTR) {
-      log(log_level::error, "ipc::publisher: poll failed, errno " + std::to_string(errno));
-      std::this_thread::sleep_for(10ms);
-      continue;
-    }
-    if (fds[0].revents != 0) {
-      std::uint64_t count = 0;
-      [[maybe_unused]] const auto r = ::read(wake.get(), &count, sizeof count);
-    }
+    waits.wait(next);
     if (stopping.load()) break;
     const std::size_t handshakes = pending_handshakes.size();
     for (std::size_t i = 0; i < handshakes; ++i)
-      if (fds[2 + i].revents != 0) finish_handshake(pending_handshakes[i]);
+      if (waits.ready(i)) finish_handshake(pending_handshakes[i]);
     // Reads first: a goodbye that came is reported as such even when a send would find the peer gone.
     for (std::size_t i = 0; i < polled.size(); ++i)
-      if ((fds[2 + handshakes + i].revents & (POLLIN | POLLHUP | POLLERR)) != 0) read_subscriber(polled[i]);
+      if (waits.ready(handshakes + i)) read_subscriber(polled[i]);
     now = clock::now();
     for (const subscriber_ptr& s : polled) {
       if (!s->ch.valid()) continue;  // dropped above
@@ -237,7 +220,7 @@ void publisher::impl::run() noexcept {
       }
     }
     std::erase_if(pending_handshakes, [](const handshake& h) { return !h.ch.valid(); });
-    if ((fds[1].revents & POLLIN) != 0) accept_one();
+    if (waits.connection_ready()) accept_one();
     if (refusals_unlogged > 0 && refusal_window_end && clock::now() >= *refusal_window_end) {
       log(log_level::warning, "ipc::publisher: refused " + std::to_string(refusals_unlogged) +
                                   " more connections in the last " +
@@ -272,9 +255,7 @@ result<publisher> publisher::start(const publisher_options& options) {
   auto state = std::make_unique<impl>();
   state->options = options;
   MEMBRIDGE_TRY_ASSIGN(state->listen, listener::listen(options.listen));
-  const int wake = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (wake < 0) return error::from_errno(errno, "eventfd", "the publisher's wake-up fd");
-  state->wake = os::unique_fd::from_native(wake);
+  MEMBRIDGE_TRY_ASSIGN(state->waits, detail::wait_set::create());
   impl* raw = state.get();
   MEMBRIDGE_TRY_ASSIGN(state->thread, os::start_thread("the publisher's thread", [raw] { raw->run(); }));
   return publisher(std::move(state));
@@ -288,14 +269,14 @@ void publisher::stop() noexcept {
   impl_.reset();
 }
 
-result<void> publisher::publish_buffer(const buffer_description& description, std::vector<os::unique_fd> chunk_fds) {
+result<void> publisher::publish_buffer(const buffer_description& description, std::vector<os::shareable_handle> chunk_fds) {
   constexpr const char* call = "ipc::publisher::publish_buffer";
   if (!impl_) return error(errc::invalid_argument, call, "the publisher is not started");
   if (const std::string why = check(description); !why.empty()) return error(errc::invalid_argument, call, why);
   if (chunk_fds.size() != description.chunks.size())
     return error(errc::invalid_argument, call,
                  std::to_string(chunk_fds.size()) + " fds for " + std::to_string(description.chunks.size()) + " chunks");
-  if (std::any_of(chunk_fds.begin(), chunk_fds.end(), [](const os::unique_fd& fd) { return !fd.valid(); }))
+  if (std::any_of(chunk_fds.begin(), chunk_fds.end(), [](const os::shareable_handle& fd) { return !fd.valid(); }))
     return error(errc::invalid_argument, call, "an empty fd");
   auto fds = share(std::move(chunk_fds));
   // Encoded before the lock is taken: the lock covers only the state change and the queueing.
@@ -313,11 +294,11 @@ result<void> publisher::publish_buffer(const buffer_description& description, st
   return {};
 }
 
-result<void> publisher::update_buffer(const buffer_description& description, std::vector<os::unique_fd> new_chunk_fds) {
+result<void> publisher::update_buffer(const buffer_description& description, std::vector<os::shareable_handle> new_chunk_fds) {
   constexpr const char* call = "ipc::publisher::update_buffer";
   if (!impl_) return error(errc::invalid_argument, call, "the publisher is not started");
   if (const std::string why = check(description); !why.empty()) return error(errc::invalid_argument, call, why);
-  if (std::any_of(new_chunk_fds.begin(), new_chunk_fds.end(), [](const os::unique_fd& fd) { return !fd.valid(); }))
+  if (std::any_of(new_chunk_fds.begin(), new_chunk_fds.end(), [](const os::shareable_handle& fd) { return !fd.valid(); }))
     return error(errc::invalid_argument, call, "an empty fd");
   auto added_fds = share(std::move(new_chunk_fds));
   std::vector<shared_fd> dropped;  // closed after the lock is released
@@ -352,14 +333,14 @@ result<void> publisher::update_buffer(const buffer_description& description, std
   return {};
 }
 
-result<void> publisher::publish_semaphore(const semaphore_description& description, os::unique_fd fd) {
+result<void> publisher::publish_semaphore(const semaphore_description& description, os::shareable_handle fd) {
   constexpr const char* call = "ipc::publisher::publish_semaphore";
   if (!impl_) return error(errc::invalid_argument, call, "the publisher is not started");
   if (!is_valid_resource_name(description.name))
     return error(errc::invalid_argument, call, "invalid name '" + detail::printable(description.name) + "'");
   if (!fd.valid()) return error(errc::invalid_argument, call, "an empty fd");
   std::vector<shared_fd> fds;
-  fds.push_back(std::make_shared<const os::unique_fd>(std::move(fd)));
+  fds.push_back(std::make_shared<const os::shareable_handle>(std::move(fd)));
   auto message = make_outgoing(message_type::resource, detail::encode(description), std::move(fds));
   {
     std::lock_guard lock(impl_->mutex);

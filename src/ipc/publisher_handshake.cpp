@@ -23,8 +23,7 @@ using detail::refusal_log_interval;
 // Reports a refused connection; the log gets the first of an interval, then one summary line.
 void publisher::impl::refuse(const peer_credentials& peer, std::string reason, std::string client_name) {
   const auto now = clock::now();
-  const std::string line = "(pid " + std::to_string(peer.pid) + ", uid " + std::to_string(peer.uid) + "): " +
-                           detail::printable(reason);
+  const std::string line = "(" + detail::describe(peer) + "): " + detail::printable(reason);
   if (!refusal_window_end || now >= *refusal_window_end) {
     log(log_level::warning, "ipc::publisher: refused a connection " + line);
     refusal_window_end = now + refusal_log_interval;
@@ -73,7 +72,7 @@ result<std::vector<outgoing_ptr>> publisher::impl::consumer_messages(const consu
       return error(errc::invalid_argument, call, "invalid name '" + detail::printable(c.description.name) + "'");
     if (!c.fd.valid()) return error(errc::invalid_argument, call, "semaphore '" + c.description.name + "' has no fd");
     std::vector<shared_fd> fds;
-    fds.push_back(std::make_shared<const os::unique_fd>(std::move(c.fd)));
+    fds.push_back(std::make_shared<const os::shareable_handle>(std::move(c.fd)));
     out.push_back(make_outgoing(message_type::resource, detail::encode(c.description), std::move(fds)));
   }
   return out;

@@ -108,7 +108,7 @@ result<frame_publisher> frame_publisher::create(const vulkan::device_context& co
   const std::uint64_t slots = s->timeline.slots();
   const device_uuid uuid = cuda_device.uuid();
   const auto describe = [&](const std::string& name) {
-    return ipc::semaphore_description{.name = name, .device = uuid, .handles = ipc::handle_kind::opaque_fd, .parameter = slots};
+    return ipc::semaphore_description{.name = name, .device = uuid, .handles = ipc::native_handle_kind, .parameter = slots};
   };
   frame_timeline* timeline = &s->timeline;  // `s` is on the heap: the address stays put
   s->tender = std::make_unique<retired_tender>(s->timeline);

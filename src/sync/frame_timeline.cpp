@@ -45,18 +45,23 @@ frame_timeline& frame_timeline::operator=(frame_timeline&& other) noexcept {
 }
 frame_timeline::~frame_timeline() = default;
 
-result<frame_timeline> frame_timeline::create(const vulkan::device_context& context, const cuda::device& cuda_device,
-                                              const frame_timeline_options& options) {
-  MEMBRIDGE_TRY(check_slots(options, "frame_timeline::create"));
-  MEMBRIDGE_TRY(require_same_gpu(cuda_device, context));
+frame_timeline frame_timeline::with_options(const vulkan::device_context& context, const frame_timeline_options& options) {
   frame_timeline out;
   out.context_ = context.share();
   out.slots_ = options.slots;
   out.consumer_slots_ = options.consumer_slots;
   out.consumers_ = std::make_unique<consumer_set>();
+  return out;
+}
+
+result<frame_timeline> frame_timeline::create(const vulkan::device_context& context, const cuda::device& cuda_device,
+                                              const frame_timeline_options& options) {
+  MEMBRIDGE_TRY(check_slots(options, "frame_timeline::create"));
+  MEMBRIDGE_TRY(require_same_gpu(cuda_device, context));
+  frame_timeline out = with_options(context, options);
   MEMBRIDGE_TRY_ASSIGN(out.produced_, vulkan::timeline_semaphore::create(context, 0, true));
   {
-    MEMBRIDGE_TRY_ASSIGN(auto fd, out.produced_.export_fd());
+    MEMBRIDGE_TRY_ASSIGN(auto fd, out.produced_.export_handle());
     MEMBRIDGE_TRY_ASSIGN(out.cuda_produced_, cuda::external_semaphore::import_timeline(cuda_device, fd));
   }
   if (options.consumer_slots) {
@@ -67,7 +72,7 @@ result<frame_timeline> frame_timeline::create(const vulkan::device_context& cont
   }
   MEMBRIDGE_TRY_ASSIGN(out.consumed_, vulkan::timeline_semaphore::create(context, 0, true));
   {
-    MEMBRIDGE_TRY_ASSIGN(auto fd, out.consumed_.export_fd());
+    MEMBRIDGE_TRY_ASSIGN(auto fd, out.consumed_.export_handle());
     MEMBRIDGE_TRY_ASSIGN(out.cuda_consumed_, cuda::external_semaphore::import_timeline(cuda_device, fd));
   }
   return out;
@@ -77,11 +82,7 @@ result<frame_timeline> frame_timeline::create_host_producer(const vulkan::device
                                                             const frame_timeline_options& options) {
   MEMBRIDGE_TRY(check_slots(options, "frame_timeline::create_host_producer"));
   if (!context.valid()) return error(errc::invalid_argument, "frame_timeline::create_host_producer", "empty context");
-  frame_timeline out;
-  out.context_ = context.share();
-  out.slots_ = options.slots;
-  out.consumer_slots_ = options.consumer_slots;
-  out.consumers_ = std::make_unique<consumer_set>();
+  frame_timeline out = with_options(context, options);
   MEMBRIDGE_TRY_ASSIGN(out.produced_, vulkan::timeline_semaphore::create(context, 0, false));
   if (!options.consumer_slots) {
     MEMBRIDGE_TRY_ASSIGN(out.consumed_, vulkan::timeline_semaphore::create(context, 0, false));
@@ -89,8 +90,8 @@ result<frame_timeline> frame_timeline::create_host_producer(const vulkan::device
   return out;
 }
 
-result<frame_timeline> frame_timeline::import(const vulkan::device_context& context, os::borrowed_fd produced,
-                                              os::borrowed_fd consumed, const frame_timeline_options& options,
+result<frame_timeline> frame_timeline::import(const vulkan::device_context& context, os::borrowed_shareable_handle produced,
+                                              os::borrowed_shareable_handle consumed, const frame_timeline_options& options,
                                               const cuda::device* cuda_device) {
   constexpr const char* call = "frame_timeline::import";
   MEMBRIDGE_TRY(check_slots(options, call));
@@ -123,9 +124,9 @@ result<frame_timeline> frame_timeline::import(const vulkan::device_context& cont
 result<frame_timeline_fds> frame_timeline::export_fds() const {
   if (!valid()) return error(errc::invalid_argument, "frame_timeline::export_fds", "the timeline is empty");
   frame_timeline_fds fds;
-  MEMBRIDGE_TRY_ASSIGN(fds.produced, produced_.export_fd().with_context("exporting the produced semaphore"));
+  MEMBRIDGE_TRY_ASSIGN(fds.produced, produced_.export_handle().with_context("exporting the produced semaphore"));
   if (consumed_.valid()) {
-    MEMBRIDGE_TRY_ASSIGN(fds.consumed, consumed_.export_fd().with_context("exporting the consumed semaphore"));
+    MEMBRIDGE_TRY_ASSIGN(fds.consumed, consumed_.export_handle().with_context("exporting the consumed semaphore"));
   }
   return fds;
 }

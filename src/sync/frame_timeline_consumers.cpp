@@ -77,7 +77,7 @@ result<void> frame_timeline::add_consumer(std::uint64_t id, std::optional<std::u
   MEMBRIDGE_TRY_ASSIGN(s->semaphore, vulkan::timeline_semaphore::create(context_, initial, has_cuda())
                                          .with_context("consumer " + std::to_string(id) + "'s semaphore"));
   if (has_cuda()) {
-    MEMBRIDGE_TRY_ASSIGN(auto fd, s->semaphore.export_fd());
+    MEMBRIDGE_TRY_ASSIGN(auto fd, s->semaphore.export_handle());
     MEMBRIDGE_TRY_ASSIGN(s->cuda, cuda::external_semaphore::import_timeline(consumers_->cuda, fd)
                                       .with_context("consumer " + std::to_string(id) + "'s semaphore"));
   }
@@ -88,14 +88,14 @@ result<void> frame_timeline::add_consumer(std::uint64_t id, std::optional<std::u
   return ok();
 }
 
-result<os::unique_fd> frame_timeline::export_consumer(std::uint64_t id) const {
+result<os::shareable_handle> frame_timeline::export_consumer(std::uint64_t id) const {
   constexpr const char* call = "frame_timeline::export_consumer";
   if (!consumers_) return error(errc::invalid_argument, call, "the timeline is empty");
   const std::lock_guard lock(consumers_->mutex);
   const auto it = consumer_set::find(consumers_->active, id);
   if (it == consumers_->active.end())
     return error(errc::invalid_argument, call, "no consumer " + std::to_string(id));
-  return (*it)->semaphore.export_fd().with_context("consumer " + std::to_string(id) + "'s semaphore");
+  return (*it)->semaphore.export_handle().with_context("consumer " + std::to_string(id) + "'s semaphore");
 }
 
 const vulkan::timeline_semaphore* frame_timeline::consumer(std::uint64_t id) const {

@@ -8,8 +8,8 @@ result<gl_frame_consumer> gl_frame_consumer::import(const gl::context& context, 
   return import(context, fds.produced, fds.consumed, timeline.slots());
 }  // `fds` close here: GL holds duplicates
 
-result<gl_frame_consumer> gl_frame_consumer::import(const gl::context& context, os::borrowed_fd produced,
-                                                    os::borrowed_fd consumed, std::uint32_t slots) {
+result<gl_frame_consumer> gl_frame_consumer::import(const gl::context& context, os::borrowed_shareable_handle produced,
+                                                    os::borrowed_shareable_handle consumed, std::uint32_t slots) {
   constexpr const char* call = "gl_frame_consumer::import";
   if (slots == 0) return error(errc::invalid_argument, call, "a frame timeline has at least one slot");
   if (!context.valid()) return error(errc::invalid_argument, call, "the GL context is empty");

@@ -16,9 +16,9 @@ std::string chunk_label(std::size_t index, std::size_t count) {
 }
 
 // Exports chunks [first, last) of `buffer`, in order.
-result<std::vector<os::unique_fd>> export_chunks(const cuda::growable_buffer& buffer, std::size_t first,
+result<std::vector<os::shareable_handle>> export_chunks(const cuda::growable_buffer& buffer, std::size_t first,
                                                  std::size_t last) {
-  std::vector<os::unique_fd> fds;
+  std::vector<os::shareable_handle> fds;
   if (last <= first) return fds;
   fds.reserve(last - first);
   for (std::size_t i = first; i < last; ++i) {
@@ -36,10 +36,10 @@ std::uint64_t end_of(const ipc::buffer_description& d, std::size_t count) {
 // What every import of a received buffer checks first: the handle kind and one fd per chunk.
 result<void> check_received(const ipc::received_buffer& buffer, const char* call) {
   const auto& d = buffer.description;
-  if (d.handles != ipc::handle_kind::opaque_fd)
+  if (d.handles != ipc::native_handle_kind)
     return error(errc::invalid_argument, call,
                  "buffer '" + d.name + "' has handle kind " + std::to_string(static_cast<int>(d.handles)) +
-                     ", not opaque_fd");
+                     ", not this platform's (" + std::to_string(static_cast<int>(ipc::native_handle_kind)) + ")");
   if (buffer.fds.size() != d.chunks.size())
     return error(errc::invalid_argument, call,
                  "buffer '" + d.name + "' has " + std::to_string(d.chunks.size()) + " chunks but " +
@@ -114,7 +114,7 @@ ipc::buffer_description describe(const cuda::growable_buffer& buffer, const cuda
   ipc::buffer_description d;
   d.name = name;
   if (dev.valid()) d.device = dev.uuid();
-  d.handles = ipc::handle_kind::opaque_fd;
+  d.handles = ipc::native_handle_kind;
   d.format = format;
   d.size = buffer.size();
   d.reserved_size = buffer.max_size();

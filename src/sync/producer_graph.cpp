@@ -1,5 +1,7 @@
 #include <membridge/sync/producer_graph.hpp>
 
+#include "detail/context_scope.hpp"
+
 #include <membridge/core/log.hpp>
 
 #include <string>
@@ -26,28 +28,8 @@ struct device_link {
   }
 };
 
-void log_teardown_failure(const error& e) noexcept { log(log_level::error, "membridge teardown: " + e.message()); }
-
-// Makes the device's primary context current until destroyed, restoring the previous one; does
-// nothing when it already was current (the common case: the CUDA runtime's device).
-class context_scope {
- public:
-  context_scope(const cuda::driver_api* api, bool pushed) noexcept : api_(api), pushed_(pushed) {}
-  context_scope(const context_scope&) = delete;
-  context_scope& operator=(const context_scope&) = delete;
-  context_scope(context_scope&& other) noexcept : api_(other.api_), pushed_(std::exchange(other.pushed_, false)) {}
-  context_scope& operator=(context_scope&&) = delete;
-  ~context_scope() {
-    if (!pushed_) return;
-    CUcontext popped = nullptr;
-    if (const CUresult rc = api_->cuCtxPopCurrent(&popped); rc != CUDA_SUCCESS)
-      log(log_level::warning, "membridge: cuCtxPopCurrent failed with CUresult " + std::to_string(static_cast<int>(rc)));
-  }
-
- private:
-  const cuda::driver_api* api_;
-  bool pushed_;
-};
+using detail::context_scope;
+using detail::log_teardown_failure;
 
 result<context_scope> enter(const device_link& device) {
   const auto& api = device.api();

@@ -2,7 +2,8 @@
 // listener on a per-user named pipe) and starts itself as the subscriber process. Sections stand in
 // for CUDA memory: the publisher shares a buffer of three section chunks (a resource header, then a
 // `chunks` message whose handles it duplicates into the verified subscriber process), its welcome, a
-// frame and a goodbye, over ipc::channel (ipc::publisher is Linux-only so far); the subscriber is
+// frame and a goodbye, over ipc::channel (the wire as a raw publisher writes it; ipc::publisher
+// itself is tested in ipc_publisher_test.cpp); the subscriber is
 // ipc::subscriber (the Linux state machine and validator), maps the sections, checks the
 // publisher's bytes and writes its own, which the publisher then reads. Both sides check
 // that they end with the handles they started with.
@@ -156,6 +157,8 @@ int run_child_role(int argc, char** argv) {
   const std::string_view role = std::string_view(argv[1]).substr(flag.size());
   if (role == "subscriber" && argc == 4)
     return subscriber_role(argv[2], static_cast<std::uint32_t>(std::strtoul(argv[3], nullptr, 10)));
+  if (role == "publisher-subscriber" && argc == 4)
+    return publisher_subscriber_role(argv[2], static_cast<std::uint32_t>(std::strtoul(argv[3], nullptr, 10)));
   std::fprintf(stderr, "unknown child role or arguments: %s\n", argv[1]);
   return 2;
 }

@@ -141,6 +141,10 @@ inline PROCESS_INFORMATION spawn_self(const std::string& role, const std::vector
   return pi;
 }
 
+/// The child role of the publisher test (ipc_publisher_test.cpp): ipc::subscriber following the
+/// publisher at `pipe_name`; 0 when everything arrived as expected.
+int publisher_subscriber_role(const std::string& pipe_name, std::uint32_t seed);
+
 /// Runs the child role named in argv (`--membridge-child=<role>`); returns its exit code, or -1
 /// when argv names no child role (then the binary runs its tests).
 int run_child_role(int argc, char** argv);

@@ -5,7 +5,7 @@
 #include <membridge/core/result.hpp>
 #include <membridge/ipc/channel.hpp>
 #include <membridge/ipc/resource.hpp>
-#include <membridge/os/unique_fd.hpp>
+#include <membridge/os/shareable_handle.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -42,7 +42,7 @@ struct publisher_event {
 /// Ownership: the holder owns the fd; the publisher sends it to that consumer only.
 struct consumer_semaphore {
   semaphore_description description;  ///< Its name (unique among the published resources) and kind.
-  os::unique_fd fd;                   ///< Its opaque fd.
+  os::shareable_handle fd;            ///< Its opaque fd (Windows: NT handle).
 };
 
 /// The resources made for one joining consumer.
@@ -99,7 +99,8 @@ struct publisher_options {
 /// The producer never waits for a subscriber: the producer's calls (publish_*, update_buffer,
 /// announce_frame) encode their message once and queue it to every subscriber under a lock that no
 /// socket operation holds; the publisher's thread alone writes the sockets, without waiting
-/// (non-blocking sends, poll for room). A subscriber that reads nothing for send_timeout while
+/// (non-blocking sends, poll for room; on Windows: named pipes, the thread waits on each pipe's
+/// pending read and an event, and retries a full pipe every 10 ms). A subscriber that reads nothing for send_timeout while
 /// messages wait for it (one that stopped reading, or a joiner that never reads its current state)
 /// is dropped and logged once; the producer, the other subscribers and new connections never
 /// notice. A subscriber with 256 messages waiting misses frame announcements (the timeline
@@ -142,18 +143,18 @@ class publisher {
   /// number of fds other than the chunk count, or an empty fd; nothing is published then.
   /// Ownership: takes the fds; the publisher keeps them (and so the memory) until it is destroyed or
   /// the buffer shrinks past them.
-  [[nodiscard]] result<void> publish_buffer(const buffer_description& description, std::vector<os::unique_fd> chunk_fds);
+  [[nodiscard]] result<void> publish_buffer(const buffer_description& description, std::vector<os::shareable_handle> chunk_fds);
   /// Announces that a published buffer grew or shrank. `description` is its new state (same name,
   /// generation larger than before, the chunks it kept unchanged); `new_chunk_fds` are the fds of the
   /// chunks past the ones it had (none for a shrink or a size change within the chunks).
   /// Errors: invalid_argument for an unknown name, a description that changes kept chunks, does not
   /// bump the generation or does not match the number of new fds; nothing changes then.
   /// Ownership: takes the new fds; fds of chunks dropped by a shrink are closed.
-  [[nodiscard]] result<void> update_buffer(const buffer_description& description, std::vector<os::unique_fd> new_chunk_fds);
+  [[nodiscard]] result<void> update_buffer(const buffer_description& description, std::vector<os::shareable_handle> new_chunk_fds);
   /// Publishes a timeline semaphore.
   /// Errors: invalid_argument for a bad or already published name or an empty fd.
   /// Ownership: takes `fd`; every subscriber receives its own descriptor for the same semaphore.
-  [[nodiscard]] result<void> publish_semaphore(const semaphore_description& description, os::unique_fd fd);
+  [[nodiscard]] result<void> publish_semaphore(const semaphore_description& description, os::shareable_handle fd);
   /// Announces that frame `frame` was produced (the producer's timeline value for it is enqueued).
   /// Frames must increase. A subscriber with 256 messages waiting misses this announcement.
   /// Errors: invalid_argument when `frame` is not larger than the last one.
@@ -169,7 +170,7 @@ class publisher {
   [[nodiscard]] std::size_t consumer_count() const;
   /// The last announced frame, if any.
   [[nodiscard]] std::optional<std::uint64_t> last_frame() const;
-  /// The socket file's path (what subscribers connect to).
+  /// The socket file's path / the pipe's name on Windows (what subscribers connect to).
   [[nodiscard]] const std::string& path() const noexcept;
   /// True when started and not stopped.
   [[nodiscard]] bool valid() const noexcept { return impl_ != nullptr; }

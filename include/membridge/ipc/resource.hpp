@@ -22,6 +22,14 @@ enum class handle_kind : std::uint8_t {
   opaque_win32 = 2,  ///< An NT handle (CU_MEM_HANDLE_TYPE_WIN32, VK_..._OPAQUE_WIN32_BIT); Windows transport only.
 };
 
+/// The handle kind this platform's exports have (what sync:: publishes): opaque_win32 on Windows,
+/// opaque_fd elsewhere.
+#if defined(_WIN32)
+inline constexpr handle_kind native_handle_kind = handle_kind::opaque_win32;
+#else
+inline constexpr handle_kind native_handle_kind = handle_kind::opaque_fd;
+#endif
+
 /// How a buffer's bytes are laid out, so a viewer can draw them without knowing the producer's code.
 struct element_format {
   std::string name;         ///< A free-form type name, e.g. "float4" or "particle_v1" (<= max_name_size).

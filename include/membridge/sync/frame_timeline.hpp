@@ -5,8 +5,7 @@
 #include <membridge/core/result.hpp>
 #include <membridge/cuda/device.hpp>
 #include <membridge/cuda/external_semaphore.hpp>
-#include <membridge/os/borrowed_fd.hpp>
-#include <membridge/os/unique_fd.hpp>
+#include <membridge/os/shareable_handle.hpp>
 #include <membridge/vulkan/device_context.hpp>
 #include <membridge/vulkan/timeline_semaphore.hpp>
 
@@ -30,8 +29,8 @@ struct frame_timeline_options {
 /// The two semaphores of a frame_timeline as fds, for another process (ipc) or API.
 /// Ownership: the holder owns both fds.
 struct frame_timeline_fds {
-  os::unique_fd produced;  ///< The `produced` semaphore's opaque fd.
-  os::unique_fd consumed;  ///< The `consumed` semaphore's opaque fd (empty with consumer_slots).
+  os::shareable_handle produced;  ///< The `produced` semaphore's opaque fd.
+  os::shareable_handle consumed;  ///< The `consumed` semaphore's opaque fd (empty with consumer_slots).
 };
 
 /// One semaphore operation for a Vulkan submit.
@@ -93,8 +92,8 @@ class frame_timeline {
   /// Errors: invalid_argument for an empty `produced`, slots 0, consumer_slots, or a CUDA device
   /// that is not the context's GPU; unsupported without timeline semaphore fd import; the imports' errors.
   /// Ownership: borrows both fds (each import takes its own duplicate).
-  [[nodiscard]] static result<frame_timeline> import(const vulkan::device_context& context, os::borrowed_fd produced,
-                                                     os::borrowed_fd consumed, const frame_timeline_options& options,
+  [[nodiscard]] static result<frame_timeline> import(const vulkan::device_context& context, os::borrowed_shareable_handle produced,
+                                                     os::borrowed_shareable_handle consumed, const frame_timeline_options& options,
                                                      const cuda::device* cuda_device = nullptr);
   /// An empty object.
   frame_timeline() noexcept;
@@ -158,7 +157,7 @@ class frame_timeline {
   /// Exports consumer `id`'s semaphore as a new fd (to send to that consumer only).
   /// Errors: invalid_argument for an unknown id; unsupported for a host producer's (not exportable).
   /// Ownership: the caller owns the returned fd.
-  [[nodiscard]] result<os::unique_fd> export_consumer(std::uint64_t id) const;
+  [[nodiscard]] result<os::shareable_handle> export_consumer(std::uint64_t id) const;
   /// Consumer `id`'s semaphore (for a consumer in this process), or nullptr for an unknown or
   /// removed id. Ownership: owned by the timeline; valid until it is destroyed (after
   /// remove_consumer(id), once `produced` passed the last acquire that included it: retired_count()).
@@ -218,6 +217,8 @@ class frame_timeline {
 
  private:
   struct consumer_set;  // the consumers' semaphores, their mutex, the highest values waited for
+  // A timeline without semaphores yet: the context shared, the options' slots, an empty consumer set.
+  [[nodiscard]] static frame_timeline with_options(const vulkan::device_context& context, const frame_timeline_options& options);
   [[nodiscard]] result<void> wait_for_consumers(std::uint64_t value, std::chrono::nanoseconds timeout) const;
   void note_wait(std::uint64_t produced_value) const noexcept;
 

@@ -4,7 +4,7 @@
 #include <membridge/core/result.hpp>
 #include <membridge/gl/context.hpp>
 #include <membridge/gl/semaphore.hpp>
-#include <membridge/os/borrowed_fd.hpp>
+#include <membridge/os/shareable_handle.hpp>
 #include <membridge/sync/frame_timeline.hpp>
 
 #include <cstdint>
@@ -29,8 +29,8 @@ class gl_frame_consumer {
   [[nodiscard]] static result<gl_frame_consumer> import(const gl::context& context, const frame_timeline& timeline);
   /// The same from the two semaphores' fds (e.g. received from another process), with `slots` slots.
   /// Ownership: borrows both fds (duplicated).
-  [[nodiscard]] static result<gl_frame_consumer> import(const gl::context& context, os::borrowed_fd produced,
-                                                        os::borrowed_fd consumed, std::uint32_t slots);
+  [[nodiscard]] static result<gl_frame_consumer> import(const gl::context& context, os::borrowed_shareable_handle produced,
+                                                        os::borrowed_shareable_handle consumed, std::uint32_t slots);
 
   /// An empty object.
   gl_frame_consumer() noexcept = default;

@@ -5,6 +5,7 @@
 #include <membridge/ipc/publisher.hpp>
 
 #include "payload.hpp"
+#include "wait_set.hpp"
 
 #include <membridge/core/log.hpp>
 
@@ -17,7 +18,6 @@
 #include <optional>
 #include <string>
 #include <thread>
-#include <unistd.h>
 #include <utility>
 #include <vector>
 
@@ -31,7 +31,7 @@ inline constexpr std::size_t frame_backlog = 256;
 inline constexpr std::size_t max_queue = 1U << 16U;
 /// Connections waiting for their hello; past this the oldest is refused.
 inline constexpr std::size_t max_pending_handshakes = 256;
-/// How long accepting pauses after accept4 ran out of fds (EMFILE, ENFILE) or memory.
+/// How long accepting pauses after an accept ran out of fds (EMFILE, ENFILE), handles or memory.
 inline constexpr auto accept_pause = std::chrono::milliseconds(100);
 /// Refusals after the first are summed up in one log line per interval.
 inline constexpr auto refusal_log_interval = std::chrono::seconds(5);
@@ -67,7 +67,7 @@ struct publisher::impl {
     outgoing_ptr state;
   };
   // A subscriber. The producer only queues messages (under `mutex`); the publisher's thread alone
-  // reads and writes its socket, so no producer call ever waits for a subscriber.
+  // reads and writes its socket / pipe, so no producer call ever waits for a subscriber.
   struct subscriber_entry {
     std::uint64_t id = 0;
     subscriber_role role = subscriber_role::observer;
@@ -86,7 +86,7 @@ struct publisher::impl {
 
   publisher_options options;
   listener listen;
-  os::unique_fd wake;
+  detail::wait_set waits;  // the thread's wait; waits.wake() from any thread
   std::thread thread;
   std::atomic<bool> stopping{false};
 
@@ -107,10 +107,7 @@ struct publisher::impl {
   std::string last_refusal;
 
   void run() noexcept;
-  void notify() const noexcept {
-    const std::uint64_t one = 1;
-    [[maybe_unused]] const auto n = ::write(wake.get(), &one, sizeof one);
-  }
+  void notify() const noexcept { waits.wake(); }
   // Queues `m` to every subscriber (lock held); frames skip subscribers that are far behind.
   void broadcast(const outgoing_ptr& m) {
     for (const subscriber_ptr& s : subscribers) enqueue(*s, m);

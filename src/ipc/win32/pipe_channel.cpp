@@ -1,6 +1,6 @@
 // Windows: one connected end of a named pipe (message mode, overlapped I/O); handles travel by
 // DuplicateHandle into the verified client process (docs/protocol.md, "Windows transport").
-#include "pipe_detail.hpp"
+#include "../detail/channel_platform.hpp"
 
 #include <algorithm>
 #include <array>
@@ -31,8 +31,41 @@ void close_in_peer(HANDLE process, std::span<const std::uint64_t> values) {
 
 }  // namespace
 
-channel::channel(os::unique_handle pipe, os::unique_handle peer_process, peer_credentials peer, bool server_side) noexcept
-    : pipe_(std::move(pipe)), peer_process_(std::move(peer_process)), peer_(std::move(peer)), server_side_(server_side) {}
+namespace detail {
+
+const char* const handle_noun = "handles";
+const char* const handle_noun_one = "handle";
+
+result<void> check_platform_send(const channel_platform* platform, std::size_t handle_count) {
+  if (handle_count > 0 && (platform == nullptr || !platform->server_side))
+    return error(errc::invalid_argument, "channel::send",
+                 "a client's channel sends no handles (only the listener's side does)");
+  return ok();
+}
+
+result<std::unique_ptr<channel_platform>> new_channel_state(os::unique_handle peer_process, bool server_side) {
+  auto p = std::make_unique<channel_platform>();
+  p->peer_process = std::move(peer_process);
+  p->server_side = server_side;
+  MEMBRIDGE_TRY_ASSIGN(p->read_event, new_event());
+  MEMBRIDGE_TRY_ASSIGN(p->write_event, new_event());
+  return p;
+}
+
+DWORD arm_read(HANDLE pipe, channel_platform& p) {
+  if (p.reading) return 0;
+  if (!p.read_buffer) p.read_buffer = std::make_unique_for_overwrite<std::byte[]>(receive_buffer_size);
+  p.read_ov = overlapped_with(p.read_event.get());
+  if (::ReadFile(pipe, p.read_buffer.get(), static_cast<DWORD>(receive_buffer_size), nullptr, &p.read_ov) == 0) {
+    const DWORD e = ::GetLastError();
+    // ERROR_MORE_DATA: done at once with the first part of a longer message (the event is set).
+    if (e != ERROR_IO_PENDING && e != ERROR_MORE_DATA) return e;
+  }
+  p.reading = true;
+  return 0;
+}
+
+}  // namespace detail
 
 result<channel> channel::connect(const std::string& pipe_name, milliseconds timeout) {
   constexpr const char* call = "channel::connect";
@@ -68,56 +101,27 @@ result<channel> channel::connect(const std::string& pipe_name, milliseconds time
     return error(errc::protocol_error, call,
                  "the server of " + pipe_name + " (pid " + std::to_string(peer.pid) + ") runs as " + peer.user_sid +
                      ", not as this user " + own);
-  channel out(std::move(pipe), os::unique_handle(), std::move(peer), false);
-  MEMBRIDGE_TRY_ASSIGN(out.read_event_, detail::new_event());
-  MEMBRIDGE_TRY_ASSIGN(out.write_event_, detail::new_event());
-  return out;
-}
-
-channel::channel(channel&& other) noexcept
-    : pipe_(std::move(other.pipe_)),
-      peer_process_(std::move(other.peer_process_)),
-      read_event_(std::move(other.read_event_)),
-      write_event_(std::move(other.write_event_)),
-      peer_(std::move(other.peer_)),
-      server_side_(other.server_side_),
-      ended_(other.ended_.load(std::memory_order_acquire)),
-      peer_closed_(other.peer_closed_.load(std::memory_order_acquire)) {
-  other.ended_.store(false, std::memory_order_release);
-  other.peer_closed_.store(false, std::memory_order_release);
-}
-
-channel& channel::operator=(channel&& other) noexcept {
-  if (this != &other) {
-    close();
-    pipe_ = std::move(other.pipe_);
-    peer_process_ = std::move(other.peer_process_);
-    read_event_ = std::move(other.read_event_);
-    write_event_ = std::move(other.write_event_);
-    peer_ = std::move(other.peer_);
-    server_side_ = other.server_side_;
-    ended_.store(other.ended_.load(std::memory_order_acquire), std::memory_order_release);
-    peer_closed_.store(other.peer_closed_.load(std::memory_order_acquire), std::memory_order_release);
-    other.ended_.store(false, std::memory_order_release);
-    other.peer_closed_.store(false, std::memory_order_release);
-  }
-  return *this;
+  MEMBRIDGE_TRY_ASSIGN(auto state, detail::new_channel_state(os::unique_handle(), false));
+  return channel(std::move(pipe), std::move(peer), std::move(state));
 }
 
 void channel::end() noexcept {
   if (ended_.exchange(true, std::memory_order_acq_rel)) return;
   // Wakes a send or receive waiting in another thread; the handle stays until close().
-  if (pipe_.valid()) (void)::CancelIoEx(pipe_.get(), nullptr);
+  if (handle_.valid()) (void)::CancelIoEx(handle_.get(), nullptr);
 }
 
 void channel::close() noexcept {
+  if (handle_.valid() && platform_ && platform_->reading) {
+    // The pending read writes into the buffer: cancel it and wait. A message it read meanwhile is
+    // taken as receive would (its handles owned, then closed with it).
+    (void)::CancelIoEx(handle_.get(), &platform_->read_ov);
+    (void)::WaitForSingleObject(platform_->read_event.get(), INFINITE);
+    (void)take_read();
+  }
   // CloseHandle keeps what this side wrote readable by the peer (then it sees ERROR_BROKEN_PIPE);
   // DisconnectNamedPipe would discard it.
-  pipe_.reset();
-  peer_process_.reset();
-  read_event_.reset();
-  write_event_.reset();
-  ended_.store(false, std::memory_order_release);
+  release();
 }
 
 error channel::peer_gone(const char* call, std::uint32_t win32_error) {
@@ -127,41 +131,21 @@ error channel::peer_gone(const char* call, std::uint32_t win32_error) {
                             "the peer closed");
 }
 
-result<void> channel::send(const message& m, milliseconds timeout) {
-  MEMBRIDGE_TRY(validate_outgoing(m).with_context("channel::send"));
-  std::array<os::borrowed_handle, max_fds_per_message> handles{};
-  for (std::size_t i = 0; i < m.fds.size(); ++i) handles[i] = m.fds[i].borrow();
-  return send(m.type, m.payload, std::span(handles.data(), m.fds.size()), timeout);
-}
-
 result<void> channel::send(message_type type, std::span<const std::byte> payload,
                            std::span<const os::borrowed_handle> handles, milliseconds timeout) {
   constexpr const char* call = "channel::send";
-  if (!valid()) return error(errc::invalid_argument, call, "the channel is closed");
-  if (peer_closed()) return error(errc::protocol_error, call, "the peer closed");
-  if (payload.size() > max_payload_size)
-    return error(errc::invalid_argument, call,
-                 "payload of " + std::to_string(payload.size()) + " bytes exceeds the cap of " +
-                     std::to_string(max_payload_size));
-  if (handles.size() > max_fds_per_message)
-    return error(errc::invalid_argument, call,
-                 std::to_string(handles.size()) + " handles exceed the cap of " + std::to_string(max_fds_per_message));
-  if (to_string(type) == "unknown")
-    return error(errc::invalid_argument, call, "unknown message type " + std::to_string(static_cast<int>(type)));
-  if (!handles.empty() && !server_side_)
-    return error(errc::invalid_argument, call, "a client's channel sends no handles (only the listener's side does)");
-  for (const os::borrowed_handle h : handles)
-    if (!h.valid()) return error(errc::invalid_argument, call, "the message carries an invalid handle");
+  MEMBRIDGE_TRY(check_send(type, payload.size(), handles));
+  detail::channel_platform& p = *platform_;
 
   // Duplicate each handle into the client; from here on every failure closes them there again.
   std::vector<std::uint64_t> remote;
   remote.reserve(handles.size());
   for (const os::borrowed_handle h : handles) {
     HANDLE in_peer = nullptr;
-    if (::DuplicateHandle(::GetCurrentProcess(), h.get(), peer_process_.get(), &in_peer, 0, FALSE,
+    if (::DuplicateHandle(::GetCurrentProcess(), h.get(), p.peer_process.get(), &in_peer, 0, FALSE,
                           DUPLICATE_SAME_ACCESS) == 0) {
       const DWORD e = ::GetLastError();
-      close_in_peer(peer_process_.get(), remote);
+      close_in_peer(p.peer_process.get(), remote);
       return error::from_win32(e, "DuplicateHandle", "into the client process " + std::to_string(peer_.pid));
     }
     remote.push_back(detail::handle_value(in_peer));
@@ -179,11 +163,11 @@ result<void> channel::send(message_type type, std::span<const std::byte> payload
   bytes.insert(bytes.end(), payload.begin(), payload.end());
   bytes.insert(bytes.end(), table.begin(), table.end());
 
-  OVERLAPPED ov = overlapped_with(write_event_.get());
-  const BOOL started = ::WriteFile(pipe_.get(), bytes.data(), static_cast<DWORD>(bytes.size()), nullptr, &ov);
-  const detail::io_result done = detail::finish_io(pipe_.get(), ov, started, timeout);
+  OVERLAPPED ov = overlapped_with(p.write_event.get());
+  const BOOL started = ::WriteFile(handle_.get(), bytes.data(), static_cast<DWORD>(bytes.size()), nullptr, &ov);
+  const detail::io_result done = detail::finish_io(handle_.get(), ov, started, timeout);
   if (done.error == 0 && done.bytes == bytes.size()) return ok();
-  close_in_peer(peer_process_.get(), remote);
+  close_in_peer(p.peer_process.get(), remote);
   if (done.error == 0) return error(errc::internal, call, "short write on a message-mode pipe");
   if (detail::is_pipe_gone(done.error)) return peer_gone(call, done.error);
   if (done.error == ERROR_TIMEOUT) {
@@ -194,15 +178,33 @@ result<void> channel::send(message_type type, std::span<const std::byte> payload
   return error::from_win32(done.error, "WriteFile", "channel::send");
 }
 
-result<message> channel::receive(milliseconds timeout, std::chrono::microseconds) { return receive(timeout); }
-
-result<message> channel::receive(milliseconds timeout) {
+result<message> channel::receive(milliseconds timeout, std::chrono::microseconds) {
   constexpr const char* call = "channel::receive";
   if (!valid()) return error(errc::invalid_argument, call, "the channel is closed");
-  const auto buffer = std::make_unique_for_overwrite<std::byte[]>(receive_buffer_size);
-  OVERLAPPED ov = overlapped_with(read_event_.get());
-  BOOL started = ::ReadFile(pipe_.get(), buffer.get(), static_cast<DWORD>(receive_buffer_size), nullptr, &ov);
-  detail::io_result done = detail::finish_io(pipe_.get(), ov, started, timeout);
+  // A read left pending by an earlier receive that timed out is the one waited for now.
+  if (const DWORD e = detail::arm_read(handle_.get(), *platform_); e != 0) return take_result(e, 0);
+  const auto ms = static_cast<DWORD>(std::clamp<long long>(timeout.count(), 0, INT_MAX));
+  if (::WaitForSingleObject(platform_->read_event.get(), ms) != WAIT_OBJECT_0) {
+    if (ended_.load(std::memory_order_acquire)) return error(errc::protocol_error, call, "the channel ended");
+    return error(errc::timeout, call, "no message within the timeout");
+  }
+  return take_read();
+}
+
+result<message> channel::take_read() {
+  detail::channel_platform& p = *platform_;
+  DWORD bytes = 0;
+  DWORD e = 0;
+  if (::GetOverlappedResult(handle_.get(), &p.read_ov, &bytes, FALSE) == 0) e = ::GetLastError();
+  p.reading = false;
+  return take_result(e == ERROR_OPERATION_ABORTED ? static_cast<DWORD>(ERROR_TIMEOUT) : e, bytes);
+}
+
+result<message> channel::take_result(std::uint32_t win32_error, std::uint32_t bytes_read) {
+  constexpr const char* call = "channel::receive";
+  detail::channel_platform& p = *platform_;
+  std::byte* const buffer = p.read_buffer.get();
+  detail::io_result done{win32_error, bytes_read};
   if (detail::is_pipe_gone(done.error)) {
     end();
     return peer_gone(call, done.error);
@@ -219,9 +221,9 @@ result<message> channel::receive(milliseconds timeout) {
     // Larger than any valid message: read the rest (its handle values cannot be trusted) and refuse.
     std::size_t total = done.bytes;
     while (done.error == ERROR_MORE_DATA) {
-      ov = overlapped_with(read_event_.get());
-      started = ::ReadFile(pipe_.get(), buffer.get(), static_cast<DWORD>(receive_buffer_size), nullptr, &ov);
-      done = detail::finish_io(pipe_.get(), ov, started, milliseconds(1000));
+      OVERLAPPED ov = overlapped_with(p.read_event.get());
+      const BOOL started = ::ReadFile(handle_.get(), buffer, static_cast<DWORD>(receive_buffer_size), nullptr, &ov);
+      done = detail::finish_io(handle_.get(), ov, started, milliseconds(1000));
       total += done.bytes;
     }
     return fail("a message of more than " + std::to_string(total) + " bytes, larger than the largest valid one (" +
@@ -229,13 +231,13 @@ result<message> channel::receive(milliseconds timeout) {
   }
   if (done.error != 0) return error::from_win32(done.error, "ReadFile", "channel::receive");
 
-  const auto bytes = std::span<const std::byte>(buffer.get(), done.bytes);
+  const auto bytes = std::span<const std::byte>(buffer, done.bytes);
   auto split = split_handle_table(bytes);
   if (!split) {
     end();
     return std::move(split).error().add_context(call);
   }
-  if (server_side_ && !split->handle_values.empty())
+  if (p.server_side && !split->handle_values.empty())
     return fail("a client sent " + std::to_string(split->handle_values.size()) +
                 " handle values (they would name its own handles; only the publisher sends handles)");
 

@@ -12,109 +12,85 @@ namespace {
 
 using std::chrono::milliseconds;
 
-OVERLAPPED& overlapped_of(void* p) { return *static_cast<OVERLAPPED*>(p); }
-
 }  // namespace
 
 result<listener> listener::listen(const listen_options& options) {
   constexpr const char* call = "listener::listen";
   if (options.buffer_size == 0) return error(errc::invalid_argument, call, "buffer_size must be positive");
   listener out;
+  out.platform_ = std::make_unique<detail::listener_platform>();
+  detail::listener_platform& p = *out.platform_;
   MEMBRIDGE_TRY_ASSIGN(out.path_, pipe_name_for(options.name).with_context(call));
-  MEMBRIDGE_TRY_ASSIGN(out.own_sid_, current_user_sid());
-  out.allowed_sids_ = options.allowed_sids;
-  out.buffer_size_ = options.buffer_size;
-  MEMBRIDGE_TRY_ASSIGN(out.connect_event_, detail::new_event());
-  out.overlapped_ = new OVERLAPPED{};
+  MEMBRIDGE_TRY_ASSIGN(p.own_sid, current_user_sid());
+  p.allowed_sids = options.allowed_sids;
+  p.buffer_size = options.buffer_size;
+  MEMBRIDGE_TRY_ASSIGN(p.connect_event, detail::new_event());
   MEMBRIDGE_TRY(out.wait_for_client(true).with_context(call));
   return out;
 }
 
 result<void> listener::wait_for_client(bool first) {
-  MEMBRIDGE_TRY_ASSIGN(const auto security, detail::user_only_security::create(own_sid_));
+  detail::listener_platform& p = *platform_;
+  MEMBRIDGE_TRY_ASSIGN(const auto security, detail::user_only_security::create(p.own_sid));
   SECURITY_ATTRIBUTES sa = security.attributes();
   // FIRST_PIPE_INSTANCE: fail if the name exists already (squatting); REJECT_REMOTE_CLIENTS: local only.
   const DWORD open_mode = PIPE_ACCESS_DUPLEX | FILE_FLAG_OVERLAPPED | (first ? FILE_FLAG_FIRST_PIPE_INSTANCE : 0);
-  pipe_ = os::unique_handle(::CreateNamedPipeA(path_.c_str(), open_mode,
+  handle_ = os::unique_handle(::CreateNamedPipeA(path_.c_str(), open_mode,
                                                PIPE_TYPE_MESSAGE | PIPE_READMODE_MESSAGE | PIPE_WAIT |
                                                    PIPE_REJECT_REMOTE_CLIENTS,
-                                               PIPE_UNLIMITED_INSTANCES, buffer_size_, buffer_size_, 0, &sa));
-  if (!pipe_.valid()) return error::from_win32(::GetLastError(), "CreateNamedPipeA", path_);
-  OVERLAPPED& ov = overlapped_of(overlapped_);
-  ov = OVERLAPPED{};
-  ov.hEvent = connect_event_.get();
-  (void)::ResetEvent(connect_event_.get());
-  connected_ = false;
-  if (::ConnectNamedPipe(pipe_.get(), &ov) != 0) return ok();  // completed: the event is set
+                                               PIPE_UNLIMITED_INSTANCES, p.buffer_size, p.buffer_size, 0, &sa));
+  if (!handle_.valid()) return error::from_win32(::GetLastError(), "CreateNamedPipeA", path_);
+  p.overlapped = OVERLAPPED{};
+  p.overlapped.hEvent = p.connect_event.get();
+  (void)::ResetEvent(p.connect_event.get());
+  p.connected = false;
+  if (::ConnectNamedPipe(handle_.get(), &p.overlapped) != 0) return ok();  // completed: the event is set
   const DWORD e = ::GetLastError();
   if (e == ERROR_IO_PENDING) return ok();
   if (e == ERROR_PIPE_CONNECTED) {  // a client connected between create and connect
-    connected_ = true;
-    (void)::SetEvent(connect_event_.get());
+    p.connected = true;
+    (void)::SetEvent(p.connect_event.get());
     return ok();
   }
-  pipe_.reset();
+  handle_.reset();
   return error::from_win32(e, "ConnectNamedPipe", path_);
 }
 
-listener::listener(listener&& other) noexcept
-    : pipe_(std::move(other.pipe_)),
-      connect_event_(std::move(other.connect_event_)),
-      overlapped_(std::exchange(other.overlapped_, nullptr)),
-      connected_(std::exchange(other.connected_, false)),
-      path_(std::move(other.path_)),
-      own_sid_(std::move(other.own_sid_)),
-      allowed_sids_(std::move(other.allowed_sids_)),
-      buffer_size_(other.buffer_size_) {}
-
-listener& listener::operator=(listener&& other) noexcept {
-  if (this != &other) {
-    reset();
-    pipe_ = std::move(other.pipe_);
-    connect_event_ = std::move(other.connect_event_);
-    overlapped_ = std::exchange(other.overlapped_, nullptr);
-    connected_ = std::exchange(other.connected_, false);
-    path_ = std::move(other.path_);
-    own_sid_ = std::move(other.own_sid_);
-    allowed_sids_ = std::move(other.allowed_sids_);
-    buffer_size_ = other.buffer_size_;
-  }
-  return *this;
+os::borrowed_handle listener::native() const noexcept {
+  return platform_ ? platform_->connect_event.borrow() : os::borrowed_handle();
 }
 
 void listener::reset() noexcept {
-  if (pipe_.valid() && overlapped_ != nullptr) {
+  if (handle_.valid() && platform_) {
     // The pending ConnectNamedPipe writes into the OVERLAPPED: cancel it and wait before freeing.
     DWORD ignored = 0;
-    (void)::CancelIoEx(pipe_.get(), &overlapped_of(overlapped_));
-    (void)::GetOverlappedResult(pipe_.get(), &overlapped_of(overlapped_), &ignored, TRUE);
+    (void)::CancelIoEx(handle_.get(), &platform_->overlapped);
+    (void)::GetOverlappedResult(handle_.get(), &platform_->overlapped, &ignored, TRUE);
   }
-  pipe_.reset();
-  connect_event_.reset();
-  delete static_cast<OVERLAPPED*>(overlapped_);
-  overlapped_ = nullptr;
-  connected_ = false;
+  handle_.reset();
+  platform_.reset();
   path_.clear();
 }
 
 result<channel> listener::accept(milliseconds timeout) {
   constexpr const char* call = "listener::accept";
-  if (!pipe_.valid()) return error(errc::invalid_argument, call, "the listener is closed");
-  if (!connected_) {
+  if (!handle_.valid()) return error(errc::invalid_argument, call, "the listener is closed");
+  detail::listener_platform& p = *platform_;
+  if (!p.connected) {
     const auto ms = static_cast<DWORD>(std::clamp<long long>(timeout.count(), 0, INT_MAX));
-    if (::WaitForSingleObject(connect_event_.get(), ms) != WAIT_OBJECT_0)
+    if (::WaitForSingleObject(p.connect_event.get(), ms) != WAIT_OBJECT_0)
       return error(errc::timeout, call, "no connection within the timeout on " + path_);
     DWORD ignored = 0;
-    if (::GetOverlappedResult(pipe_.get(), &overlapped_of(overlapped_), &ignored, FALSE) == 0) {
+    if (::GetOverlappedResult(handle_.get(), &p.overlapped, &ignored, FALSE) == 0) {
       const DWORD e = ::GetLastError();
       // The client went away before it was accepted: drop the instance, wait for the next.
-      (void)::DisconnectNamedPipe(pipe_.get());
+      (void)::DisconnectNamedPipe(handle_.get());
       MEMBRIDGE_TRY(wait_for_client(false));
       return error::from_win32(e, "ConnectNamedPipe", "a client left before it was accepted on " + path_);
     }
   }
   // Hand the connected instance out; a new one waits for the next client from now on.
-  os::unique_handle connected = std::move(pipe_);
+  os::unique_handle connected = std::move(handle_);
   MEMBRIDGE_TRY(wait_for_client(false));
 
   ULONG pid = 0;
@@ -131,19 +107,17 @@ result<channel> listener::accept(milliseconds timeout) {
                  "refused a client (pid " + std::to_string(pid) + ") that could not be identified: " +
                      peer.error().message());
   }
-  const bool allowed = allowed_sids_.empty() ? peer->user_sid == own_sid_
-                                             : std::find(allowed_sids_.begin(), allowed_sids_.end(), peer->user_sid) !=
-                                                   allowed_sids_.end();
+  const bool allowed = p.allowed_sids.empty() ? peer->user_sid == p.own_sid
+                                              : std::find(p.allowed_sids.begin(), p.allowed_sids.end(),
+                                                          peer->user_sid) != p.allowed_sids.end();
   if (!allowed) {
     (void)::DisconnectNamedPipe(connected.get());  // the client sees the pipe broken
     return error(errc::protocol_error, call,
                  "refused a client (pid " + std::to_string(peer->pid) + ", SID " + peer->user_sid +
                      "): SID not allowed on " + path_);
   }
-  channel out(std::move(connected), std::move(process), std::move(*peer), true);
-  MEMBRIDGE_TRY_ASSIGN(out.read_event_, detail::new_event());
-  MEMBRIDGE_TRY_ASSIGN(out.write_event_, detail::new_event());
-  return out;
+  MEMBRIDGE_TRY_ASSIGN(auto state, detail::new_channel_state(std::move(process), true));
+  return channel(std::move(connected), std::move(*peer), std::move(state));
 }
 
 }  // namespace membridge::ipc
