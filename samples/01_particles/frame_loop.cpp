@@ -20,6 +20,12 @@ static_assert(std::atomic<bool>::is_always_lock_free, "request_stop() runs in a 
 
 void request_stop() noexcept { stop_requested.store(true); }
 
+std::vector<std::string> overlay_lines(const frame_stats& stats, std::uint32_t count, const particle_renderer& r) {
+  return {apps::overlay_frame_line(stats),
+          std::to_string(count) + " particles  " + apps::byte_text(std::uint64_t{count} * sizeof(particle)) + "  " +
+              std::to_string(r.width()) + "x" + std::to_string(r.height()) + " image"};
+}
+
 float camera_yaw(std::uint64_t frame) noexcept {
   // A full turn every ~1570 frames (26 s at 60 FPS), starting a little off the attractors' axis.
   return 0.35f + 0.004f * static_cast<float>(frame % 1571);
@@ -35,6 +41,7 @@ result<loop_result> run_frames(particle_renderer& renderer, frame_source& source
   const auto start = clock::now();
   progress_printer progress(out, static_cast<std::size_t>(options.frames), std::chrono::seconds(2), start);
   std::uint64_t submitted = 0;
+  apps::overlay_clock overlay;
 
   auto loop = [&]() -> result<void> {
     auto last = start;
@@ -57,6 +64,7 @@ result<loop_result> run_frames(particle_renderer& renderer, frame_source& source
                         .with_context("recording frame " + std::to_string(n)));
       std::optional<present_job> job;
       if (win != nullptr) {
+        if (overlay.due()) win->set_overlay(overlay_lines(stats, input.count, renderer));
         MEMBRIDGE_TRY_ASSIGN(job,
                              win->begin_frame(slot, renderer.colour_image(slot), renderer.width(), renderer.height())
                                  .with_context("frame " + std::to_string(n) + ": window"));
@@ -109,7 +117,7 @@ std::string statistics_line(const loop_result& r) {
 result<void> write_last_frame(particle_renderer& renderer, const std::string& path) {
   std::vector<std::uint8_t> rgba;
   MEMBRIDGE_TRY(renderer.read_back(rgba).with_context("reading back the last frame"));
-  return write_png(path, rgba, renderer.width(), renderer.height());
+  return apps::write_png(path, rgba, renderer.width(), renderer.height());
 }
 
 }  // namespace particles::app

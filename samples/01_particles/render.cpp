@@ -67,7 +67,8 @@ result<void> render(const membridge::vulkan::device_context& context, frame_sour
   if (env.windows != nullptr) {
     MEMBRIDGE_TRY_ASSIGN(
         win, window::create(*env.windows, context, o.width, o.height, o.slots,
-                            "membridge particles - " + d.path + " - " + std::to_string(o.particles) + " particles")
+                            "membridge particles - " + d.path + " - " + std::to_string(o.particles) + " particles",
+                            !o.screenshot.empty())
                  .with_context("opening the window"));
   }
   renderer_device device;
@@ -92,6 +93,10 @@ result<void> render(const membridge::vulkan::device_context& context, frame_sour
     out << "window: ";
     if (looped.window_closed) out << "closed by the user after " << looped.frames << " frames; ";
     out << win->describe() << '\n';
+    if (!o.screenshot.empty() && looped.frames > 0) {
+      MEMBRIDGE_TRY(win->save_screenshot(o.screenshot).with_context("writing " + o.screenshot));
+      out << "wrote " << o.screenshot << " (the window's last image, overlay included)\n";
+    }
   }
   out << statistics_line(looped) << '\n' << std::flush;
   if (!o.out.empty()) {

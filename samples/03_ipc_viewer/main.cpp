@@ -32,9 +32,9 @@ int main(int argc, char** argv) {
   env.out = &std::cout;
 
   // Windowed unless --headless or there is no display (then headless, with the headless defaults).
-  std::unique_ptr<particles::app::window_system> windows;
+  std::unique_ptr<apps::window_system> windows;
   if (!env.options.headless) {
-    auto opened = particles::app::window_system::open();
+    auto opened = apps::window_system::open();
     if (opened)
       windows = std::move(*opened);
     else

@@ -18,6 +18,7 @@
 #include "app_options.hpp"  // brightness_for (sample 01)
 #include "attachment.hpp"
 #include "frame_stats.hpp"
+#include "overlay_text.hpp"
 #include "particle_layout.hpp"
 #include "particle_renderer.hpp"
 #include "png_writer.hpp"
@@ -45,6 +46,9 @@ namespace particles::ipc_viewer {
 using membridge::errc;
 using membridge::error;
 using membridge::result;
+using apps::frame_stats;
+using apps::frame_summary;
+using apps::progress_printer;
 using namespace std::chrono_literals;
 
 namespace {
@@ -159,8 +163,9 @@ class viewer {
     ro.method = o_.render;
     MEMBRIDGE_TRY_ASSIGN(renderer_, particle_renderer::create(device, ro).with_context("creating the renderer"));
     if (env_.windows != nullptr) {
-      MEMBRIDGE_TRY_ASSIGN(window_, app::window::create(*env_.windows, context_, o_.width, o_.height, ro.frame_slots,
-                                                        "membridge ipc viewer - '" + o_.name + "'")
+      MEMBRIDGE_TRY_ASSIGN(window_, apps::window::create(*env_.windows, context_, o_.width, o_.height, ro.frame_slots,
+                                                        "membridge ipc viewer - '" + o_.name + "'",
+                                                        !o_.screenshot.empty())
                                         .with_context("opening the window"));
     }
     return membridge::ok();
@@ -308,8 +313,12 @@ class viewer {
     const std::string what = "producer frame " + std::to_string(t.frame);
     MEMBRIDGE_TRY(renderer_.record(slot, t.buffer, t.offset, t.count, orbit_view_proj(aspect, camera_yaw(t.frame), 0.6f, 6.5f))
                       .with_context("recording " + what));
-    std::optional<app::present_job> job;
+    std::optional<apps::present_job> job;
     if (window_) {
+      if (overlay_.due())
+        window_->set_overlay({apps::overlay_frame_line(stats_),
+                              std::to_string(t.count) + " particles  " + apps::byte_text(std::uint64_t{t.count} * 32) +
+                                  "  producer frame " + std::to_string(t.frame)});
       MEMBRIDGE_TRY_ASSIGN(job, window_->begin_frame(slot, renderer_.colour_image(slot), renderer_.width(),
                                                      renderer_.height())
                                     .with_context(what + ": window"));
@@ -459,7 +468,7 @@ class viewer {
     }
     std::vector<std::uint8_t> rgba;
     MEMBRIDGE_TRY(renderer_.read_back(rgba).with_context("reading back the last frame"));
-    MEMBRIDGE_TRY(particles::write_png(o_.out, rgba, renderer_.width(), renderer_.height())
+    MEMBRIDGE_TRY(apps::write_png(o_.out, rgba, renderer_.width(), renderer_.height())
                       .with_context("writing " + o_.out));
     out_ << "wrote " << o_.out << " (" << renderer_.width() << "x" << renderer_.height() << ", producer frame "
          << last_frame_ << ")\n"
@@ -476,6 +485,10 @@ class viewer {
     if (looped && settled) {
       print_summary();
       written = write_png();
+      if (written && window_ && !o_.screenshot.empty() && drawn_ > 0) {
+        written = window_->save_screenshot(o_.screenshot).with_context("writing " + o_.screenshot);
+        if (written) out_ << "wrote " << o_.screenshot << " (the window's last image, overlay included)\n";
+      }
     }
     att_.reset();
     window_.reset();
@@ -515,9 +528,10 @@ class viewer {
   // Destroyed in reverse: the connection (imports), the window, the renderer, then the context.
   membridge::vulkan::device_context context_;
   particle_renderer renderer_;
-  std::optional<app::window> window_;
+  std::optional<apps::window> window_;
   std::unique_ptr<attachment> att_;
   frame_stats stats_{4096};
+  apps::overlay_clock overlay_;
   std::optional<progress_printer> progress_;
   clock_type::time_point attached_at_{};
   clock_type::time_point last_draw_{};

@@ -6,10 +6,11 @@
 // At the end: one statistics line and one JSON line, and the PNG of the last frame (--out).
 #include "viewer.hpp"
 
-#include "frame_stats.hpp"        // sample 01: frame times
-#include "png_writer.hpp"         // sample 01: PNG output
+#include "frame_stats.hpp"        // samples/common: frame times
+#include "overlay_text.hpp"       // samples/common: the window's overlay
+#include "png_writer.hpp"         // samples/common: PNG output
 #include "session.hpp"
-#include "window.hpp"             // sample 01: the GLFW window and swapchain
+#include "window.hpp"             // samples/common: the GLFW window and swapchain
 #include "window_input.hpp"
 
 #include <membridge/core/units.hpp>
@@ -45,7 +46,7 @@ double ms_between(clock_type::time_point from, clock_type::time_point to) {
 
 class viewer {
  public:
-  viewer(const view_options& o, std::ostream& out, particles::app::window_system* windows)
+  viewer(const view_options& o, std::ostream& out, apps::window_system* windows)
       : o_(o), out_(out), windows_(windows) {}
 
   result<void> run() {
@@ -63,8 +64,8 @@ class viewer {
     MEMBRIDGE_TRY_ASSIGN(renderer_, renderer::create(context_, o_.width, o_.height, o_.map));
     camera_ = orbit{o_.yaw_degrees, o_.pitch_degrees, o_.distance, false};
     if (windows_ != nullptr) {
-      MEMBRIDGE_TRY_ASSIGN(window_, particles::app::window::create(*windows_, context_, o_.width, o_.height, 1,
-                                                                   "membridge-view - " + o_.name)
+      MEMBRIDGE_TRY_ASSIGN(window_, apps::window::create(*windows_, context_, o_.width, o_.height, 1,
+                                                                   "membridge-view - " + o_.name, !o_.screenshot.empty())
                                         .with_context("opening the window"));
       auto input = window_input::attach(window_->native());
       if (input)
@@ -147,9 +148,10 @@ class viewer {
         sync.signals.push_back({done.semaphore, done.value, 0});
       }
     }
-    std::optional<particles::app::present_job> job;
+    std::optional<apps::present_job> job;
     if (window_) {
       MEMBRIDGE_TRY(renderer_.wait());  // the window records into its slot's command buffer
+      if (overlay_.due()) window_->set_overlay(overlay_lines(items));
       MEMBRIDGE_TRY_ASSIGN(job, window_->begin_frame(0, renderer_.image(), o_.width, o_.height));
       if (job) {
         sync.waits.push_back({job->acquired, 0, VK_PIPELINE_STAGE_TRANSFER_BIT});
@@ -255,8 +257,20 @@ class viewer {
     return renderer_.wait();
   }
 
+  /// The overlay's lines: the frame statistics, then the buffers drawn, their elements and bytes.
+  [[nodiscard]] std::vector<std::string> overlay_lines(const std::vector<draw_item>& items) const {
+    std::uint64_t count = 0;
+    std::uint64_t bytes = 0;
+    for (const draw_item& it : items) {
+      count += it.count;
+      bytes += it.bytes;
+    }
+    return {apps::overlay_frame_line(stats_), std::to_string(items.size()) + (items.size() == 1 ? " buffer  " : " buffers  ") +
+                                                  std::to_string(count) + " elements  " + apps::byte_text(bytes)};
+  }
+
   void print_summary() const {
-    const particles::frame_summary s = stats_.summary();
+    const apps::frame_summary s = stats_.summary();
     const double seconds = drawn_ > 1 ? ms_between(first_draw_, last_draw_) / 1000.0 : 0.0;
     const double fps = seconds > 0.0 ? static_cast<double>(drawn_ - 1) / seconds : 0.0;
     char line[512];
@@ -281,9 +295,9 @@ class viewer {
   result<void> write_png() {
     if (o_.out.empty()) return membridge::ok();
     MEMBRIDGE_TRY_ASSIGN(const std::vector<std::uint8_t> rgba, renderer_.read_back());
-    MEMBRIDGE_TRY(particles::write_png(o_.out, rgba, o_.width, o_.height).with_context("writing " + o_.out));
+    MEMBRIDGE_TRY(apps::write_png(o_.out, rgba, o_.width, o_.height).with_context("writing " + o_.out));
     // Pixels that differ from the clear colour: a quick check that the image shows something.
-    lit_pixels_ = static_cast<long long>(particles::image_stats(rgba, o_.width, o_.height, {5, 5, 10}).lit_pixels);
+    lit_pixels_ = static_cast<long long>(apps::image_stats(rgba, o_.width, o_.height, {5, 5, 10}).lit_pixels);
     out_ << "membridge-view: wrote " << o_.out << " (" << o_.width << "x" << o_.height << ", " << lit_pixels_
          << " pixels not background)\n"
          << std::flush;
@@ -295,6 +309,10 @@ class viewer {
     result<void> written = membridge::ok();
     if (looped && settled) {
       if (drawn_ > 0) written = write_png();
+      if (written && drawn_ > 0 && window_ && !o_.screenshot.empty()) {
+        written = window_->save_screenshot(o_.screenshot).with_context("writing " + o_.screenshot);
+        if (written) out_ << "membridge-view: wrote " << o_.screenshot << " (the window's last image, overlay included)\n";
+      }
       print_summary();
     }
     window_.reset();
@@ -315,18 +333,19 @@ class viewer {
 
   const view_options& o_;
   std::ostream& out_;
-  particles::app::window_system* windows_;
+  apps::window_system* windows_;
   // Destroyed in reverse: the session (imports), the window, the renderer, then the context.
   membridge::vulkan::device_context context_;
   renderer renderer_;
-  std::optional<particles::app::window> window_;
+  std::optional<apps::window> window_;
   std::optional<window_input> input_;
   orbit camera_;
   clock_type::time_point title_at_{};
   std::uint64_t title_drawn_ = 0;
   std::unique_ptr<session> session_;
-  particles::frame_stats stats_{4096};
-  std::optional<particles::progress_printer> progress_;
+  apps::frame_stats stats_{4096};
+  apps::overlay_clock overlay_;
+  std::optional<apps::progress_printer> progress_;
   clock_type::time_point first_draw_{}, last_draw_{};
   std::optional<std::uint64_t> submitted_frame_;
   std::uint64_t drawn_ = 0;
@@ -339,7 +358,7 @@ class viewer {
 
 void request_stop() noexcept { stop_flag.store(true); }
 
-result<void> run(const view_options& options, std::ostream& out, particles::app::window_system* windows) {
+result<void> run(const view_options& options, std::ostream& out, apps::window_system* windows) {
   viewer v(options, out, windows);
   return v.run();
 }

@@ -1,4 +1,4 @@
-// samples/01_particles/frame_stats.hpp: frame times of a run (median, p99, mean FPS) and a progress
+// samples/common/frame_stats.hpp: frame times of a run (median, p99, mean FPS) and a progress
 // line printed every few seconds during long runs.
 #pragma once
 
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace particles {
+namespace apps {
 
 /// Order statistics of some frame times. NaN fields (count 0) for no frames.
 struct frame_summary {
@@ -75,4 +75,4 @@ class progress_printer {
   std::size_t printed_up_to_ = 0;
 };
 
-}  // namespace particles
+}  // namespace apps

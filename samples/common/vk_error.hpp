@@ -1,4 +1,4 @@
-// samples/01_particles/vk_error.hpp: membridge errors from VkResult codes (the renderer's helper; the
+// samples/common/vk_error.hpp: membridge errors from VkResult codes (the renderer's helper; the
 // library's vulkan module has its own).
 #pragma once
 
@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-namespace particles {
+namespace apps {
 
 /// The enumerant name of `result`, e.g. "VK_ERROR_OUT_OF_DEVICE_MEMORY"; "VkResult <n>" for others.
 [[nodiscard]] std::string vk_result_name(VkResult result);
@@ -23,4 +23,11 @@ namespace particles {
 [[nodiscard]] membridge::error vk_error(VkResult result, std::string call, std::string context = {},
                                         std::source_location where = std::source_location::current());
 
+}  // namespace apps
+
+namespace particles {
+// The names sample 01's renderer and bench/frame_loop use (they lived in sample 01 before the apps layer).
+using apps::vk_category;
+using apps::vk_error;
+using apps::vk_result_name;
 }  // namespace particles
