@@ -2,6 +2,9 @@
 #include "frame_loop.hpp"
 
 #include "png_writer.hpp"
+#include "window_input.hpp"  // samples/common: the mouse orbits the camera
+
+#include <glm/trigonometric.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -42,6 +45,12 @@ result<loop_result> run_frames(particle_renderer& renderer, frame_source& source
   progress_printer progress(out, static_cast<std::size_t>(options.frames), std::chrono::seconds(2), start);
   std::uint64_t submitted = 0;
   apps::overlay_clock overlay;
+  // Windowed: a left-button drag turns the camera, the wheel zooms; until then it orbits on its own.
+  apps::orbit camera{0.0f, glm::degrees(0.6f), 6.5f, false};
+  std::optional<apps::window_input> mouse;
+  if (win != nullptr) {
+    if (auto attached = apps::window_input::attach(win->native())) mouse = std::move(*attached);
+  }
 
   auto loop = [&]() -> result<void> {
     auto last = start;
@@ -59,7 +68,12 @@ result<loop_result> run_frames(particle_renderer& renderer, frame_source& source
       }
       const auto slot = static_cast<std::uint32_t>(n % slots);
       MEMBRIDGE_TRY_ASSIGN(frame_input input, source.prepare(n, renderer).with_context("frame " + std::to_string(n)));
-      const glm::mat4 view_proj = orbit_view_proj(aspect, camera_yaw(n), 0.6f, 6.5f);
+      if (mouse) mouse->update(camera);
+      if (!camera.moved) camera.yaw_degrees = glm::degrees(camera_yaw(n));  // a drag starts from here
+      const glm::mat4 view_proj =
+          camera.moved ? orbit_view_proj(aspect, glm::radians(camera.yaw_degrees), glm::radians(camera.pitch_degrees),
+                                         camera.distance)
+                       : orbit_view_proj(aspect, camera_yaw(n), 0.6f, 6.5f);
       MEMBRIDGE_TRY(renderer.record(slot, input.buffer, input.offset, input.count, view_proj)
                         .with_context("recording frame " + std::to_string(n)));
       std::optional<present_job> job;

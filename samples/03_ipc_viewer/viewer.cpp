@@ -23,11 +23,14 @@
 #include "particle_renderer.hpp"
 #include "png_writer.hpp"
 #include "render_gpu.hpp"
+#include "window_input.hpp"  // samples/common: the mouse orbits the camera
 
 #include <membridge/core/units.hpp>
 #include <membridge/cuda/driver.hpp>
 #include <membridge/ipc/channel.hpp>
 #include <membridge/vulkan/device_context.hpp>
+
+#include <glm/trigonometric.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -167,6 +170,7 @@ class viewer {
                                                         "membridge ipc viewer - '" + o_.name + "'",
                                                         !o_.screenshot.empty())
                                         .with_context("opening the window"));
+      if (auto attached = apps::window_input::attach(window_->native())) input_ = std::move(*attached);
     }
     return membridge::ok();
   }
@@ -311,8 +315,13 @@ class viewer {
     const auto slot = static_cast<std::uint32_t>(submits_ % renderer_.frame_slots());
     const float aspect = static_cast<float>(renderer_.width()) / static_cast<float>(renderer_.height());
     const std::string what = "producer frame " + std::to_string(t.frame);
-    MEMBRIDGE_TRY(renderer_.record(slot, t.buffer, t.offset, t.count, orbit_view_proj(aspect, camera_yaw(t.frame), 0.6f, 6.5f))
-                      .with_context("recording " + what));
+    if (input_) input_->update(camera_);
+    if (!camera_.moved) camera_.yaw_degrees = glm::degrees(camera_yaw(t.frame));  // a drag starts from here
+    const glm::mat4 view_proj =
+        camera_.moved ? orbit_view_proj(aspect, glm::radians(camera_.yaw_degrees), glm::radians(camera_.pitch_degrees),
+                                        camera_.distance)
+                      : orbit_view_proj(aspect, camera_yaw(t.frame), 0.6f, 6.5f);
+    MEMBRIDGE_TRY(renderer_.record(slot, t.buffer, t.offset, t.count, view_proj).with_context("recording " + what));
     std::optional<apps::present_job> job;
     if (window_) {
       if (overlay_.due())
@@ -532,6 +541,8 @@ class viewer {
   std::unique_ptr<attachment> att_;
   frame_stats stats_{4096};
   apps::overlay_clock overlay_;
+  apps::orbit camera_{0.0f, glm::degrees(0.6f), 6.5f, false};  // the mouse takes over from the automatic orbit
+  std::optional<apps::window_input> input_;
   std::optional<progress_printer> progress_;
   clock_type::time_point attached_at_{};
   clock_type::time_point last_draw_{};

@@ -11,7 +11,7 @@
 #include "png_writer.hpp"         // samples/common: PNG output
 #include "session.hpp"
 #include "window.hpp"             // samples/common: the GLFW window and swapchain
-#include "window_input.hpp"
+#include "window_input.hpp"       // samples/common: the mouse orbits the camera
 
 #include <membridge/core/units.hpp>
 
@@ -29,6 +29,8 @@ using membridge::errc;
 using membridge::error;
 using membridge::result;
 using namespace std::chrono_literals;
+using apps::orbit;
+using apps::window_input;
 
 namespace {
 

@@ -1,7 +1,7 @@
 // membridge_heightfield_png_check FILE WIDTH HEIGHT: exit 0 when FILE is a WIDTH x HEIGHT PNG showing a
 // lit heightfield (enough pixels off the background, many shades, blue-green water dominating), 1
 // otherwise, with the reason. Used by the sample's CTest tests after a headless run.
-#include "../01_particles/png_writer.hpp"
+#include "png_writer.hpp"  // samples/common
 #include "heightfield_renderer.hpp"
 
 #include <cstdio>
