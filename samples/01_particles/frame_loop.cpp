@@ -2,6 +2,7 @@
 #include "frame_loop.hpp"
 
 #include "png_writer.hpp"
+#include "window_frame.hpp"
 #include "window_input.hpp"  // samples/common: the mouse orbits the camera
 
 #include <glm/trigonometric.hpp>
@@ -83,19 +84,8 @@ result<loop_result> run_frames(particle_renderer& renderer, frame_source& source
                              win->begin_frame(slot, renderer.colour_image(slot), renderer.width(), renderer.height())
                                  .with_context("frame " + std::to_string(n) + ": window"));
       }
-      std::vector<semaphore_wait> waits = std::move(input.waits);
-      std::vector<semaphore_signal> signals = std::move(input.signals);
-      VkCommandBuffer extra = VK_NULL_HANDLE;
-      if (job) {
-        waits.push_back({job->acquired, 0, VK_PIPELINE_STAGE_TRANSFER_BIT});
-        signals.push_back({job->rendered, 0});
-        extra = job->blit;
-      }
-      submit_sync sync;
-      sync.waits = waits;
-      sync.signals = signals;
-      if (job) sync.extra_commands = std::span<const VkCommandBuffer>(&extra, 1);
-      MEMBRIDGE_TRY(renderer.submit(slot, sync).with_context("submitting frame " + std::to_string(n)));
+      MEMBRIDGE_TRY(submit_with_window(renderer, slot, std::move(input.waits), std::move(input.signals), job,
+                                       "frame " + std::to_string(n)));
       ++submitted;
       if (job) MEMBRIDGE_TRY(win->present(*job).with_context("presenting frame " + std::to_string(n)));
       const auto now = clock::now();

@@ -1,6 +1,7 @@
 // What both paths of membridge_particles share once they have a context and a particle source:
 // window, renderer, header, frames, statistics and PNG.
 #include "app.hpp"
+#include "window_frame.hpp"
 
 #include <volk.h>
 
@@ -15,20 +16,7 @@ namespace particles::app {
 using membridge::result;
 
 membridge::vulkan::create_options context_options(const run_environment& env) {
-  membridge::vulkan::create_options options;
-  options.validation = env.options.validation;
-  if (options.validation) {
-    options.on_validation_message = [](std::string_view message) {
-      static std::mutex lock;  // drivers may report from several threads
-      const std::scoped_lock hold(lock);
-      std::fprintf(stderr, "membridge_particles: %.*s\n", static_cast<int>(message.size()), message.data());
-    };
-  }
-  if (env.windows != nullptr) {
-    options.instance_extensions = env.windows->instance_extensions();
-    options.device_extensions.emplace_back(VK_KHR_SWAPCHAIN_EXTENSION_NAME);
-  }
-  return options;
+  return apps::app_context_options("membridge_particles", env.options.validation, env.windows);
 }
 
 namespace {
@@ -71,14 +59,7 @@ result<void> render(const membridge::vulkan::device_context& context, frame_sour
                             !o.screenshot.empty())
                  .with_context("opening the window"));
   }
-  renderer_device device;
-  device.get_instance_proc_addr = context.get_instance_proc_addr();
-  device.instance = context.instance();
-  device.physical_device = context.physical_device();
-  device.device = context.device();
-  device.functions = &context.functions();
-  device.queue_family = context.graphics_queue().family;
-  device.queue = context.graphics_queue().queue;
+  const renderer_device device = renderer_device_of(context);
   renderer_options ro;
   ro.width = o.width;
   ro.height = o.height;

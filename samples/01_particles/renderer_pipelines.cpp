@@ -138,19 +138,12 @@ result<void> particle_renderer::state::make_pipeline() {
   blend_state.sType = VK_STRUCTURE_TYPE_PIPELINE_COLOR_BLEND_STATE_CREATE_INFO;
   blend_state.attachmentCount = 1;
   blend_state.pAttachments = &blend;
-  VkGraphicsPipelineCreateInfo info{};
-  info.sType = VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO;
-  info.stageCount = 2;
-  info.pStages = stages;
-  info.pVertexInputState = &vertex_input;
-  info.pInputAssemblyState = &assembly;
-  info.pViewportState = &viewport_state;
-  info.pRasterizationState = &raster;
-  info.pMultisampleState = &multisample;
-  info.pColorBlendState = &blend_state;
-  info.layout = layout;
-  info.renderPass = render_pass;
-  info.subpass = 0;
+  const VkGraphicsPipelineCreateInfo info{.sType = VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO,
+                                          .stageCount = 2, .pStages = stages, .pVertexInputState = &vertex_input,
+                                          .pInputAssemblyState = &assembly, .pViewportState = &viewport_state,
+                                          .pRasterizationState = &raster, .pMultisampleState = &multisample,
+                                          .pColorBlendState = &blend_state, .layout = layout,
+                                          .renderPass = render_pass, .subpass = 0};
   const VkResult rc = vk->vkCreateGraphicsPipelines(d, VK_NULL_HANDLE, 1, &info, nullptr, &pipeline);
   destroy_modules();
   if (rc != VK_SUCCESS) return vk_error(rc, "vkCreateGraphicsPipelines", "creating the particle pipeline");

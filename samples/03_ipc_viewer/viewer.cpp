@@ -23,6 +23,7 @@
 #include "particle_renderer.hpp"
 #include "png_writer.hpp"
 #include "render_gpu.hpp"
+#include "window_frame.hpp"  // sample 01: the renderer's device, the submit with the window's blit
 #include "window_input.hpp"  // samples/common: the mouse orbits the camera
 
 #include <membridge/core/units.hpp>
@@ -50,6 +51,7 @@ using membridge::errc;
 using membridge::error;
 using membridge::result;
 using apps::frame_stats;
+using apps::ms_between;
 using apps::frame_summary;
 using apps::progress_printer;
 using namespace std::chrono_literals;
@@ -85,10 +87,6 @@ std::string ms_text(double ms) {
   char text[32];
   (void)std::snprintf(text, sizeof text, "%.2f ms", ms);
   return text;
-}
-
-double ms_between(clock_type::time_point from, clock_type::time_point to) {
-  return std::chrono::duration<double, std::milli>(to - from).count();
 }
 
 class viewer {
@@ -130,34 +128,15 @@ class viewer {
   }
 
   result<void> create_device(const membridge::device_uuid& uuid) {
-    membridge::vulkan::create_options co;
+    membridge::vulkan::create_options co = apps::app_context_options("membridge_ipc_viewer", o_.validation, env_.windows);
     co.uuid = uuid;  // the GPU the producer's memory lives on: imports work on no other
-    co.validation = o_.validation;
-    if (co.validation) {
-      co.on_validation_message = [](std::string_view message) {
-        static std::mutex lock;  // drivers may report from several threads
-        const std::scoped_lock hold(lock);
-        std::fprintf(stderr, "membridge_ipc_viewer: %.*s\n", static_cast<int>(message.size()), message.data());
-      };
-    }
-    if (env_.windows != nullptr) {
-      co.instance_extensions = env_.windows->instance_extensions();
-      co.device_extensions.emplace_back(VK_KHR_SWAPCHAIN_EXTENSION_NAME);
-    }
     MEMBRIDGE_TRY_ASSIGN(context_, membridge::vulkan::device_context::create(co).with_context(
                                        "creating a Vulkan device on the producer's GPU " + uuid.to_string()));
     return membridge::ok();
   }
 
   result<void> create_renderer(std::uint32_t slots, std::uint64_t count) {
-    renderer_device device;
-    device.get_instance_proc_addr = context_.get_instance_proc_addr();
-    device.instance = context_.instance();
-    device.physical_device = context_.physical_device();
-    device.device = context_.device();
-    device.functions = &context_.functions();
-    device.queue_family = context_.graphics_queue().family;
-    device.queue = context_.graphics_queue().queue;
+    const renderer_device device = renderer_device_of(context_);
     renderer_options ro;
     ro.width = o_.width;
     ro.height = o_.height;
@@ -342,17 +321,7 @@ class viewer {
         signals.push_back({signal.semaphore, signal.value});
       }
     }
-    VkCommandBuffer extra = VK_NULL_HANDLE;
-    if (job) {
-      waits.push_back({job->acquired, 0, VK_PIPELINE_STAGE_TRANSFER_BIT});
-      signals.push_back({job->rendered, 0});
-      extra = job->blit;
-    }
-    submit_sync sync;
-    sync.waits = waits;
-    sync.signals = signals;
-    if (job) sync.extra_commands = std::span<const VkCommandBuffer>(&extra, 1);
-    MEMBRIDGE_TRY(renderer_.submit(slot, sync).with_context("submitting " + what));
+    MEMBRIDGE_TRY(submit_with_window(renderer_, slot, std::move(waits), std::move(signals), job, what));
     ++submits_;
     if (job) MEMBRIDGE_TRY(window_->present(*job).with_context("presenting " + what));
     return membridge::ok();

@@ -11,6 +11,16 @@
 
 namespace apps {
 
+/// Milliseconds from `from` to `to`.
+[[nodiscard]] inline double ms_between(std::chrono::steady_clock::time_point from,
+                                       std::chrono::steady_clock::time_point to) {
+  return std::chrono::duration<double, std::milli>(to - from).count();
+}
+/// Milliseconds from `start` to now.
+[[nodiscard]] inline double ms_since(std::chrono::steady_clock::time_point start) {
+  return ms_between(start, std::chrono::steady_clock::now());
+}
+
 /// Order statistics of some frame times. NaN fields (count 0) for no frames.
 struct frame_summary {
   std::size_t count = 0;    ///< Frames.

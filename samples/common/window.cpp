@@ -13,7 +13,11 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <limits>
+#include <mutex>
+#include <ostream>
+#include <string_view>
 #include <utility>
 
 namespace apps {
@@ -45,6 +49,32 @@ result<std::unique_ptr<window_system>> window_system::open() {
 }
 
 const std::vector<std::string>& window_system::instance_extensions() const noexcept { return functions_->extensions; }
+
+std::unique_ptr<window_system> open_windows_or_headless(const char* program, bool headless, std::ostream& out) {
+  if (headless) return nullptr;
+  auto opened = window_system::open();
+  if (opened) return std::move(*opened);
+  out << program << ": no usable display (" << opened.error().context() << "); running headless\n";
+  return nullptr;
+}
+
+membridge::vulkan::create_options app_context_options(const char* program, bool validation,
+                                                      const window_system* windows) {
+  membridge::vulkan::create_options options;
+  options.validation = validation;
+  if (validation) {
+    options.on_validation_message = [program](std::string_view message) {
+      static std::mutex lock;  // drivers may report from several threads
+      const std::scoped_lock hold(lock);
+      std::fprintf(stderr, "%s: %.*s\n", program, static_cast<int>(message.size()), message.data());
+    };
+  }
+  if (windows != nullptr) {
+    options.instance_extensions = windows->instance_extensions();
+    options.device_extensions.emplace_back(VK_KHR_SWAPCHAIN_EXTENSION_NAME);
+  }
+  return options;
+}
 
 // --------------------------------------------------------------------------------------- window ---
 
@@ -369,27 +399,15 @@ result<std::optional<present_job>> window::begin_frame(std::uint32_t slot, VkIma
   if (const VkResult r = vk.vkBeginCommandBuffer(cmd, &begin); r != VK_SUCCESS)
     return vk_error(r, "vkBeginCommandBuffer");
   const VkImageSubresourceRange range{VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-  VkImageMemoryBarrier barrier{};
-  barrier.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER;
-  barrier.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-  barrier.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-  barrier.image = target;
-  barrier.subresourceRange = range;
+  constexpr VkImageLayout dst_layout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
   // The acquire semaphore is waited at TRANSFER: the transition runs after the image is ours.
-  barrier.srcAccessMask = 0;
-  barrier.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-  barrier.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;
-  barrier.newLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
-  vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0,
-                          nullptr, 1, &barrier);
+  image_barrier(s, cmd, target, 0, VK_ACCESS_TRANSFER_WRITE_BIT, VK_IMAGE_LAYOUT_UNDEFINED, dst_layout,
+                VK_PIPELINE_STAGE_TRANSFER_BIT);
   const VkClearColorValue black{{0.0f, 0.0f, 0.0f, 1.0f}};
-  vk.vkCmdClearColorImage(cmd, target, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &black, 1, &range);
-  barrier.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;  // the clear before the blit (bars stay black)
-  barrier.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-  barrier.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
-  barrier.newLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
-  vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0,
-                          nullptr, 1, &barrier);
+  vk.vkCmdClearColorImage(cmd, target, dst_layout, &black, 1, &range);
+  // The clear before the blit (bars stay black).
+  image_barrier(s, cmd, target, VK_ACCESS_TRANSFER_WRITE_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, dst_layout, dst_layout,
+                VK_PIPELINE_STAGE_TRANSFER_BIT);
   // The renderer's frame (splat or points) made its writes visible to transfer reads and left the
   // image in TRANSFER_SRC_OPTIMAL (particle_renderer.hpp).
   VkImageBlit blit{};

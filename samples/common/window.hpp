@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <iosfwd>
 #include <memory>
 #include <optional>
 #include <string>
@@ -43,6 +44,19 @@ class window_system {
   window_system();
   std::unique_ptr<functions> functions_;
 };
+
+/// The windows of a run that wants them (`headless` false): GLFW opened on the display, or null
+/// after printing `<program>: no usable display (<reason>); running headless` to `out` when there is
+/// none (the run then goes headless). Null without a word when `headless`.
+[[nodiscard]] std::unique_ptr<window_system> open_windows_or_headless(const char* program, bool headless,
+                                                                      std::ostream& out);
+
+/// Vulkan context options for an app: with `validation`, the Khronos layer on and each message
+/// printed to stderr as `<program>: <message>` (and counted by the context); with `windows`, the
+/// surface's instance extensions and VK_KHR_swapchain. Ownership: `program` must outlive the context
+/// (a string literal).
+[[nodiscard]] membridge::vulkan::create_options app_context_options(const char* program, bool validation,
+                                                                    const window_system* windows);
 
 /// What one frame presents: wait for `acquired` (at TRANSFER) before `blit` runs, signal `rendered`
 /// when the submission completes, then call window::present().

@@ -36,29 +36,6 @@ void copy_pixels(const std::uint8_t* from, std::uint8_t* to, std::size_t n, bool
   }
 }
 
-/// A barrier on `image` (colour, one level) between transfer commands.
-void image_barrier(const window::state& s, VkCommandBuffer cmd, VkImage image, VkAccessFlags src, VkAccessFlags dst,
-                   VkImageLayout from, VkImageLayout to, VkPipelineStageFlags dst_stage) {
-  VkImageMemoryBarrier b{};
-  b.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER;
-  b.srcAccessMask = src;
-  b.dstAccessMask = dst;
-  b.oldLayout = from;
-  b.newLayout = to;
-  b.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-  b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-  b.image = image;
-  b.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-  // The memory barrier orders this frame's buffer copies after earlier frames' (and host reads after them).
-  VkMemoryBarrier m{};
-  m.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
-  m.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-  m.dstAccessMask = dst_stage == VK_PIPELINE_STAGE_TRANSFER_BIT ? VK_ACCESS_TRANSFER_WRITE_BIT : VK_ACCESS_HOST_READ_BIT;
-  const VkPipelineStageFlags stages =
-      dst_stage == VK_PIPELINE_STAGE_TRANSFER_BIT ? dst_stage : (dst_stage | VK_PIPELINE_STAGE_HOST_BIT);
-  s.vk->vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, stages, 0, 1, &m, 0, nullptr, 1, &b);
-}
-
 /// Records the copy of the overlay panel (refilling the slot's buffer first if the panel changed).
 void record_overlay(window::state& s, VkCommandBuffer cmd, std::uint32_t slot, VkImage target) {
   if (s.panel.pixels.empty() || slot >= s.panel_buffers.size() || !four_bytes(s.format.format)) return;
@@ -89,6 +66,21 @@ std::uint32_t host_memory_type(const window::state& s, std::uint32_t allowed) {
 }
 
 }  // namespace
+
+void image_barrier(const window::state& s, VkCommandBuffer cmd, VkImage image, VkAccessFlags src, VkAccessFlags dst,
+                   VkImageLayout from, VkImageLayout to, VkPipelineStageFlags dst_stage) {
+  const VkImageMemoryBarrier b{.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER, .pNext = nullptr,
+                               .srcAccessMask = src, .dstAccessMask = dst, .oldLayout = from, .newLayout = to,
+                               .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+                               .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED, .image = image,
+                               .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1}};
+  // The memory barrier orders this frame's buffer copies after earlier frames' (and host reads after them).
+  const bool to_transfer = dst_stage == VK_PIPELINE_STAGE_TRANSFER_BIT;
+  const VkMemoryBarrier m{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, VK_ACCESS_TRANSFER_WRITE_BIT,
+                          to_transfer ? VK_ACCESS_TRANSFER_WRITE_BIT : VK_ACCESS_HOST_READ_BIT};
+  const VkPipelineStageFlags stages = to_transfer ? dst_stage : (dst_stage | VK_PIPELINE_STAGE_HOST_BIT);
+  s.vk->vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, stages, 0, 1, &m, 0, nullptr, 1, &b);
+}
 
 result<host_buffer> make_host_buffer(const window::state& s, VkDeviceSize size, VkBufferUsageFlags usage,
                                      const char* what) {

@@ -107,6 +107,11 @@ struct window::state {
 inline constexpr std::uint32_t overlay_max_width = 640;
 inline constexpr std::uint32_t overlay_max_height = 160;
 
+/// Records a barrier on `image` (colour, one level) from transfer work to `dst_stage` (TRANSFER, or
+/// BOTTOM_OF_PIPE for presentation; then host reads of the screenshot buffer are ordered too), with
+/// a memory barrier ordering buffer copies after earlier frames'.
+void image_barrier(const window::state& s, VkCommandBuffer cmd, VkImage image, VkAccessFlags src, VkAccessFlags dst,
+                   VkImageLayout from, VkImageLayout to, VkPipelineStageFlags dst_stage);
 /// Makes a host-visible, coherent, mapped buffer of `size` bytes for `usage`.
 /// Errors: unsupported when no memory type fits; Vulkan errors.
 [[nodiscard]] membridge::result<host_buffer> make_host_buffer(const window::state& s, VkDeviceSize size,

@@ -29,6 +29,7 @@ using membridge::errc;
 using membridge::error;
 using membridge::result;
 using namespace std::chrono_literals;
+using apps::ms_between;
 using apps::orbit;
 using apps::window_input;
 
@@ -41,10 +42,6 @@ static_assert(std::atomic<bool>::is_always_lock_free, "request_stop() runs in a 
 constexpr auto wait_slice = 5ms;
 /// How long the end of the run waits for the last frame before releasing a dead publisher's frame.
 constexpr std::uint64_t settle_ns = 1'000'000'000ULL;
-
-double ms_between(clock_type::time_point from, clock_type::time_point to) {
-  return std::chrono::duration<double, std::milli>(to - from).count();
-}
 
 class viewer {
  public:
@@ -83,20 +80,8 @@ class viewer {
 
  private:
   result<void> create_device(const membridge::device_uuid& uuid) {
-    membridge::vulkan::create_options co;
+    membridge::vulkan::create_options co = apps::app_context_options("membridge-view", o_.validation, windows_);
     co.uuid = uuid;  // the GPU the publisher's memory lives on: imports work on no other
-    co.validation = o_.validation;
-    if (co.validation) {
-      co.on_validation_message = [](std::string_view message) {
-        static std::mutex lock;
-        const std::scoped_lock hold(lock);
-        std::fprintf(stderr, "membridge-view: %.*s\n", static_cast<int>(message.size()), message.data());
-      };
-    }
-    if (windows_ != nullptr) {
-      co.instance_extensions = windows_->instance_extensions();
-      co.device_extensions.emplace_back(VK_KHR_SWAPCHAIN_EXTENSION_NAME);
-    }
     MEMBRIDGE_TRY_ASSIGN(context_, membridge::vulkan::device_context::create(co).with_context(
                                        "creating a Vulkan device on the publisher's GPU " + uuid.to_string()));
     return membridge::ok();
