@@ -41,12 +41,7 @@ result<void> particle_renderer::state::make_render_pass() {
   deps[0].srcAccessMask = VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT;
   deps[0].dstStageMask = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT;
   deps[0].dstAccessMask = VK_ACCESS_COLOR_ATTACHMENT_READ_BIT | VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT;
-  deps[1].srcSubpass = 0;
-  deps[1].dstSubpass = VK_SUBPASS_EXTERNAL;
-  deps[1].srcStageMask = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT;
-  deps[1].srcAccessMask = VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT;
-  deps[1].dstStageMask = VK_PIPELINE_STAGE_TRANSFER_BIT;
-  deps[1].dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
+  deps[1] = apps::colour_writes_before_transfer;
   VkRenderPassCreateInfo info{};
   info.sType = VK_STRUCTURE_TYPE_RENDER_PASS_CREATE_INFO;
   info.attachmentCount = 1;

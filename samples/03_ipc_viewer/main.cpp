@@ -27,9 +27,7 @@ int main(int argc, char** argv) {
   const parsed_command_line parsed = parse_command_line(argc, argv);
   if (!parsed.options) return static_cast<int>(parsed.status);
 
-  run_environment env;
-  env.options = *parsed.options;
-  env.out = &std::cout;
+  run_environment env{.options = *parsed.options, .out = &std::cout};
 
   // Windowed unless --headless or there is no display (then headless, with the headless defaults).
   const std::unique_ptr<apps::window_system> windows =

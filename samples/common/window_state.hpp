@@ -35,12 +35,12 @@ struct window_system::functions : samples::glfw_library {
 
 /// The instance-level functions a window needs.
 struct surface_api {
-  PFN_vkDestroySurfaceKHR destroy_surface = nullptr;
-  PFN_vkGetPhysicalDeviceSurfaceSupportKHR surface_support = nullptr;
-  PFN_vkGetPhysicalDeviceSurfaceCapabilitiesKHR surface_capabilities = nullptr;
-  PFN_vkGetPhysicalDeviceSurfaceFormatsKHR surface_formats = nullptr;
-  PFN_vkGetPhysicalDeviceSurfacePresentModesKHR present_modes = nullptr;
-  PFN_vkGetPhysicalDeviceFormatProperties format_properties = nullptr;
+  PFN_vkDestroySurfaceKHR destroy_surface{};
+  PFN_vkGetPhysicalDeviceSurfaceSupportKHR surface_support{};
+  PFN_vkGetPhysicalDeviceSurfaceCapabilitiesKHR surface_capabilities{};
+  PFN_vkGetPhysicalDeviceSurfaceFormatsKHR surface_formats{};
+  PFN_vkGetPhysicalDeviceSurfacePresentModesKHR present_modes{};
+  PFN_vkGetPhysicalDeviceFormatProperties format_properties{};
 };
 
 /// A host-visible, host-coherent buffer, mapped for its whole life.

@@ -14,10 +14,8 @@ namespace membridge::testing {
 namespace {
 
 using namespace std::chrono_literals;
-using particles::testing::find_in_path;
-using particles::testing::output_dir;
-using particles::testing::process_result;
-using particles::testing::run_process;
+namespace pt = particles::testing;
+using pt::process_result;
 
 /// The window's size in every run: small, so lavapipe and llvmpipe draw quickly.
 constexpr std::uint32_t width = 480;
@@ -30,13 +28,13 @@ std::string describe(const process_result& r) {
 /// Runs `argv` under xvfb-run (a fresh X server) and returns what it did; fails the test when xvfb-run
 /// is missing (Debian: xvfb, xauth) or the process cannot start.
 std::optional<process_result> run_under_xvfb(std::vector<std::string> argv, const std::string& label) {
-  const auto xvfb_run = find_in_path("xvfb-run");
+  const auto xvfb_run = pt::find_in_path("xvfb-run");
   if (xvfb_run.empty()) {
     ADD_FAILURE() << "xvfb-run is not installed (Debian: xvfb, xauth)";
     return std::nullopt;
   }
   argv.insert(argv.begin(), {xvfb_run.string(), "-a", "-s", "-screen 0 1024x768x24"});
-  auto r = run_process(argv, label, 120s);
+  auto r = pt::run_process(argv, label, 120s);
   if (!r) {
     ADD_FAILURE() << r.error().message();
     return std::nullopt;
@@ -56,7 +54,7 @@ void expect_overlay_and_scene(const std::filesystem::path& png, std::array<std::
 }
 
 TEST(sample_windows, particles_cpu_path_shows_the_overlay_and_the_disc) {
-  const auto shot = output_dir() / "particles-window.png";
+  const auto shot = pt::output_dir() / "particles-window.png";
   std::filesystem::remove(shot);
   const auto r = run_under_xvfb({MEMBRIDGE_PARTICLES_BINARY, "--cpu", "--validation", "--particles", "50000",
                                  "--frames", "20", "--width", std::to_string(width), "--height",
@@ -71,7 +69,7 @@ TEST(sample_windows, particles_cpu_path_shows_the_overlay_and_the_disc) {
 }
 
 TEST(sample_windows, particles_screenshot_needs_a_window) {
-  const auto r = run_process({MEMBRIDGE_PARTICLES_BINARY, "--headless", "--screenshot", "x.png"}, "particles-shot-headless",
+  const auto r = pt::run_process({MEMBRIDGE_PARTICLES_BINARY, "--headless", "--screenshot", "x.png"}, "particles-shot-headless",
                              30s);
   ASSERT_TRUE(r) << r.error().message();
   EXPECT_EQ(r->exit_status, 1) << describe(*r);
@@ -80,7 +78,7 @@ TEST(sample_windows, particles_screenshot_needs_a_window) {
 
 #ifdef MEMBRIDGE_HEIGHTFIELD_BINARY
 TEST(sample_windows, heightfield_cpu_path_shows_the_overlay_and_the_field) {
-  const auto shot = output_dir() / "heightfield-window.png";
+  const auto shot = pt::output_dir() / "heightfield-window.png";
   std::filesystem::remove(shot);
   const auto r = run_under_xvfb({MEMBRIDGE_HEIGHTFIELD_BINARY, "--cpu", "--grid", "128", "--frames", "20", "--width",
                                  std::to_string(width), "--height", std::to_string(height), "--screenshot",
