@@ -25,6 +25,14 @@ inline void add_image_size(CLI::App& app, std::uint32_t& width, std::uint32_t& h
       ->type_name("PIXELS");
 }
 
+/// Adds option `name` for `value` (its default shown in --help), checked to lie in [lo, hi], its
+/// argument shown as `type_name`.
+template <class T>
+CLI::Option* add_ranged(CLI::App& app, const std::string& name, T& value, const std::string& help, T lo, T hi,
+                        const std::string& type_name) {
+  return app.add_option(name, value, help)->capture_default_str()->check(CLI::Range(lo, hi))->type_name(type_name);
+}
+
 /// Adds --screenshot PNG: a windowed run writes the last image its window presented (the scene and the
 /// overlay) to that file. Refused together with `headless` (a flag's option; null: not checked).
 inline void add_screenshot(CLI::App& app, std::string& path, CLI::Option* headless) {

@@ -20,10 +20,10 @@ using apps::ms_since;
 
 namespace {
 
-/// Events handled per pump() at most, so a fast publisher cannot keep the render thread in it.
-constexpr int max_events_per_pump = 4096;
 /// Buffers drawn at most (the renderer's descriptor sets).
 constexpr std::uint32_t max_drawables = 64;
+/// Events handled per pump() at most, so a fast publisher cannot keep the render thread in it.
+constexpr int max_events_per_pump = 4096;
 
 }  // namespace
 
