@@ -15,11 +15,11 @@
 
 namespace particles::ipc_viewer {
 
+using apps::ms_since;
 using membridge::errc;
 using membridge::error;
 using membridge::result;
 using namespace std::chrono_literals;
-using apps::ms_since;
 
 namespace {
 
