@@ -1,7 +1,8 @@
 // viewer tier: membridge-view headless against a publisher in this process. The publisher's buffers are
 // exportable lavapipe memory (opaque fds; see tests/vulkan), filled with known patterns and published
 // with ipc::publisher under each layout; membridge-view (a child process, validation layers on) draws
-// them into a PNG whose pixels are checked: where the content must be, and its colours.
+// them into a PNG whose pixels are checked: where the content must be, and its colours. One run is
+// windowed under Xvfb: its --screenshot must show the overlay and the points.
 #include "../vulkan/vulkan_test.hpp"
 #include "../samples/screenshot_check.hpp"  // the overlay and scene in a windowed run's screenshot
 #include "png_writer.hpp"                   // samples/common: read_png, image_stats
