@@ -52,16 +52,9 @@ parsed_command_line parse_command_line(int argc, const char* const* argv) {
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app_options o;
   std::string particles_text;
-  app.add_flag("--headless", o.headless, "Render offscreen (no window) and write a PNG of the last frame");
-  app.add_option("--frames", o.frames,
-                 "Frames to draw (headless default " + std::to_string(default_headless_frames) +
-                     "; windowed default 0 = until the window closes)")
-      ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1'000'000'000}))
-      ->type_name("N");
-  app.add_option(
-         "--out", o.out,
-         "PNG file for the last frame (headless default " + std::string(default_png) + "; windowed: none unless given)")
-      ->type_name("FILE");
+  CLI::Option* frames = samples::add_run_mode(app, {o.headless, o.frames, o.out, o.screenshot},
+                                              default_headless_frames, default_png,
+                                              "Render offscreen (no window) and write a PNG of the last frame");
   const CLI::Validator count_check(
       [](std::string& text) -> std::string {
         if (parse_count(text)) return {};
@@ -106,7 +99,7 @@ parsed_command_line parse_command_line(int argc, const char* const* argv) {
     return {std::nullopt, *rc == 0 ? exit_status::ok : exit_status::usage_error};
   if (!particles_text.empty()) o.particles = *parse_count(particles_text);  // checked by count_check
   o.render = *parse_render_method(render_text);                               // checked by IsMember
-  o.frames_given = app.count("--frames") > 0;
+  o.frames_given = frames->count() > 0;
   if (!samples::frames_fit_the_mode("membridge_particles", o.headless, o.frames_given, o.frames))
     return {std::nullopt, exit_status::usage_error};
   return {std::move(o), exit_status::ok};

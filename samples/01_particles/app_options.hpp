@@ -35,6 +35,7 @@ struct app_options {
   std::uint64_t frames = 0;   ///< --frames: frames to draw; 0 = until the window closes (windowed only).
   bool frames_given = false;  ///< True when --frames was on the command line.
   std::string out;            ///< --out: PNG of the last frame; empty = none (windowed without --out).
+  std::string screenshot;     ///< --screenshot: PNG of the last image the window presented; empty = none.
   std::uint64_t particles = default_particle_count;  ///< --particles.
   int steps = 1;                                     ///< --steps: simulation steps per drawn frame (0 = frozen).
   std::uint32_t slots = 3;                           ///< --slots: frames in flight (ring of particle slots and images).

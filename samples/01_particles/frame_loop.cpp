@@ -2,6 +2,10 @@
 #include "frame_loop.hpp"
 
 #include "png_writer.hpp"
+#include "window_frame.hpp"
+#include "window_input.hpp"  // samples/common: the mouse orbits the camera
+
+#include <glm/trigonometric.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -20,6 +24,12 @@ static_assert(std::atomic<bool>::is_always_lock_free, "request_stop() runs in a 
 
 void request_stop() noexcept { stop_requested.store(true); }
 
+std::vector<std::string> overlay_lines(const frame_stats& stats, std::uint32_t count, const particle_renderer& r) {
+  return {apps::overlay_frame_line(stats),
+          std::to_string(count) + " particles  " + apps::byte_text(std::uint64_t{count} * sizeof(particle)) + "  " +
+              std::to_string(r.width()) + "x" + std::to_string(r.height()) + " image"};
+}
+
 float camera_yaw(std::uint64_t frame) noexcept {
   // A full turn every ~1570 frames (26 s at 60 FPS), starting a little off the attractors' axis.
   return 0.35f + 0.004f * static_cast<float>(frame % 1571);
@@ -35,6 +45,13 @@ result<loop_result> run_frames(particle_renderer& renderer, frame_source& source
   const auto start = clock::now();
   progress_printer progress(out, static_cast<std::size_t>(options.frames), std::chrono::seconds(2), start);
   std::uint64_t submitted = 0;
+  apps::overlay_clock overlay;
+  // Windowed: a left-button drag turns the camera, the wheel zooms; until then it orbits on its own.
+  apps::orbit camera{0.0f, glm::degrees(0.6f), 6.5f, false};
+  std::optional<apps::window_input> mouse;
+  if (win != nullptr) {
+    if (auto attached = apps::window_input::attach(win->native())) mouse = std::move(*attached);
+  }
 
   auto loop = [&]() -> result<void> {
     auto last = start;
@@ -52,28 +69,23 @@ result<loop_result> run_frames(particle_renderer& renderer, frame_source& source
       }
       const auto slot = static_cast<std::uint32_t>(n % slots);
       MEMBRIDGE_TRY_ASSIGN(frame_input input, source.prepare(n, renderer).with_context("frame " + std::to_string(n)));
-      const glm::mat4 view_proj = orbit_view_proj(aspect, camera_yaw(n), 0.6f, 6.5f);
+      if (mouse) mouse->update(camera);
+      if (!camera.moved) camera.yaw_degrees = glm::degrees(camera_yaw(n));  // a drag starts from here
+      const glm::mat4 view_proj =
+          camera.moved ? orbit_view_proj(aspect, glm::radians(camera.yaw_degrees), glm::radians(camera.pitch_degrees),
+                                         camera.distance)
+                       : orbit_view_proj(aspect, camera_yaw(n), 0.6f, 6.5f);
       MEMBRIDGE_TRY(renderer.record(slot, input.buffer, input.offset, input.count, view_proj)
                         .with_context("recording frame " + std::to_string(n)));
       std::optional<present_job> job;
       if (win != nullptr) {
+        if (overlay.due()) win->set_overlay(overlay_lines(stats, input.count, renderer));
         MEMBRIDGE_TRY_ASSIGN(job,
                              win->begin_frame(slot, renderer.colour_image(slot), renderer.width(), renderer.height())
                                  .with_context("frame " + std::to_string(n) + ": window"));
       }
-      std::vector<semaphore_wait> waits = std::move(input.waits);
-      std::vector<semaphore_signal> signals = std::move(input.signals);
-      VkCommandBuffer extra = VK_NULL_HANDLE;
-      if (job) {
-        waits.push_back({job->acquired, 0, VK_PIPELINE_STAGE_TRANSFER_BIT});
-        signals.push_back({job->rendered, 0});
-        extra = job->blit;
-      }
-      submit_sync sync;
-      sync.waits = waits;
-      sync.signals = signals;
-      if (job) sync.extra_commands = std::span<const VkCommandBuffer>(&extra, 1);
-      MEMBRIDGE_TRY(renderer.submit(slot, sync).with_context("submitting frame " + std::to_string(n)));
+      MEMBRIDGE_TRY(submit_with_window(renderer, slot, std::move(input.waits), std::move(input.signals), job,
+                                       "frame " + std::to_string(n)));
       ++submitted;
       if (job) MEMBRIDGE_TRY(win->present(*job).with_context("presenting frame " + std::to_string(n)));
       const auto now = clock::now();
@@ -109,7 +121,7 @@ std::string statistics_line(const loop_result& r) {
 result<void> write_last_frame(particle_renderer& renderer, const std::string& path) {
   std::vector<std::uint8_t> rgba;
   MEMBRIDGE_TRY(renderer.read_back(rgba).with_context("reading back the last frame"));
-  return write_png(path, rgba, renderer.width(), renderer.height());
+  return apps::write_png(path, rgba, renderer.width(), renderer.height());
 }
 
 }  // namespace particles::app

@@ -4,6 +4,7 @@
 
 #include "app_options.hpp"
 #include "frame_stats.hpp"
+#include "overlay_text.hpp"
 #include "particle_renderer.hpp"
 #include "window.hpp"
 
@@ -18,6 +19,14 @@
 #include <vector>
 
 namespace particles::app {
+
+// The apps layer's names (samples/common) this sample uses, said once here.
+using apps::frame_stats;
+using apps::frame_summary;
+using apps::present_job;
+using apps::progress_printer;
+using apps::window;
+using apps::window_system;
 
 /// What the renderer draws for one frame, and the semaphores its submission waits for and signals.
 struct frame_input {
@@ -65,6 +74,11 @@ inline constexpr std::size_t warm_up_frames = 10;
 
 /// The camera's yaw (radians) for frame `frame`: a slow orbit, the same on every path and run.
 [[nodiscard]] float camera_yaw(std::uint64_t frame) noexcept;
+
+/// The window overlay's lines: the frame statistics of the latest frames, then the particles drawn,
+/// their bytes and the image size (`1048576 particles  32.0 MiB  1280x720 image`).
+[[nodiscard]] std::vector<std::string> overlay_lines(const frame_stats& stats, std::uint32_t count,
+                                                     const particle_renderer& renderer);
 
 /// Draws frames 0, 1, ... (options.frames of them, or until the window closes when 0): per frame
 /// source.prepare(), renderer.record(frame % slots), the window's blit (if any), renderer.submit()

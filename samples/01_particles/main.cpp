@@ -39,15 +39,8 @@ int main(int argc, char** argv) {
   env.out = &std::cout;
 
   // Windowed unless --headless or there is no display (then headless, with the headless defaults).
-  std::unique_ptr<window_system> windows;
-  if (!env.options.headless) {
-    auto opened = window_system::open();
-    if (opened) {
-      windows = std::move(*opened);
-    } else {
-      std::cout << "membridge_particles: no usable display (" << opened.error().context() << "); running headless\n";
-    }
-  }
+  const std::unique_ptr<window_system> windows =
+      apps::open_windows_or_headless("membridge_particles", env.options.headless, std::cout);
   env.windows = windows.get();
   apply_mode_defaults(env.options, windows != nullptr);
 

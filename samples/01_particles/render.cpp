@@ -1,6 +1,7 @@
 // What both paths of membridge_particles share once they have a context and a particle source:
 // window, renderer, header, frames, statistics and PNG.
 #include "app.hpp"
+#include "window_frame.hpp"
 
 #include <volk.h>
 
@@ -15,20 +16,7 @@ namespace particles::app {
 using membridge::result;
 
 membridge::vulkan::create_options context_options(const run_environment& env) {
-  membridge::vulkan::create_options options;
-  options.validation = env.options.validation;
-  if (options.validation) {
-    options.on_validation_message = [](std::string_view message) {
-      static std::mutex lock;  // drivers may report from several threads
-      const std::scoped_lock hold(lock);
-      std::fprintf(stderr, "membridge_particles: %.*s\n", static_cast<int>(message.size()), message.data());
-    };
-  }
-  if (env.windows != nullptr) {
-    options.instance_extensions = env.windows->instance_extensions();
-    options.device_extensions.emplace_back(VK_KHR_SWAPCHAIN_EXTENSION_NAME);
-  }
-  return options;
+  return apps::app_context_options("membridge_particles", env.options.validation, env.windows);
 }
 
 namespace {
@@ -67,17 +55,11 @@ result<void> render(const membridge::vulkan::device_context& context, frame_sour
   if (env.windows != nullptr) {
     MEMBRIDGE_TRY_ASSIGN(
         win, window::create(*env.windows, context, o.width, o.height, o.slots,
-                            "membridge particles - " + d.path + " - " + std::to_string(o.particles) + " particles")
+                            "membridge particles - " + d.path + " - " + std::to_string(o.particles) + " particles",
+                            !o.screenshot.empty())
                  .with_context("opening the window"));
   }
-  renderer_device device;
-  device.get_instance_proc_addr = context.get_instance_proc_addr();
-  device.instance = context.instance();
-  device.physical_device = context.physical_device();
-  device.device = context.device();
-  device.functions = &context.functions();
-  device.queue_family = context.graphics_queue().family;
-  device.queue = context.graphics_queue().queue;
+  const renderer_device device = renderer_device_of(context);
   renderer_options ro;
   ro.width = o.width;
   ro.height = o.height;
@@ -92,6 +74,10 @@ result<void> render(const membridge::vulkan::device_context& context, frame_sour
     out << "window: ";
     if (looped.window_closed) out << "closed by the user after " << looped.frames << " frames; ";
     out << win->describe() << '\n';
+    if (!o.screenshot.empty() && looped.frames > 0) {
+      MEMBRIDGE_TRY(win->save_screenshot(o.screenshot).with_context("writing " + o.screenshot));
+      out << "wrote " << o.screenshot << " (the window's last image, overlay included)\n";
+    }
   }
   out << statistics_line(looped) << '\n' << std::flush;
   if (!o.out.empty()) {

@@ -41,12 +41,7 @@ result<void> particle_renderer::state::make_render_pass() {
   deps[0].srcAccessMask = VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT;
   deps[0].dstStageMask = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT;
   deps[0].dstAccessMask = VK_ACCESS_COLOR_ATTACHMENT_READ_BIT | VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT;
-  deps[1].srcSubpass = 0;
-  deps[1].dstSubpass = VK_SUBPASS_EXTERNAL;
-  deps[1].srcStageMask = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT;
-  deps[1].srcAccessMask = VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT;
-  deps[1].dstStageMask = VK_PIPELINE_STAGE_TRANSFER_BIT;
-  deps[1].dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
+  deps[1] = apps::colour_writes_before_transfer;
   VkRenderPassCreateInfo info{};
   info.sType = VK_STRUCTURE_TYPE_RENDER_PASS_CREATE_INFO;
   info.attachmentCount = 1;
@@ -138,19 +133,12 @@ result<void> particle_renderer::state::make_pipeline() {
   blend_state.sType = VK_STRUCTURE_TYPE_PIPELINE_COLOR_BLEND_STATE_CREATE_INFO;
   blend_state.attachmentCount = 1;
   blend_state.pAttachments = &blend;
-  VkGraphicsPipelineCreateInfo info{};
-  info.sType = VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO;
-  info.stageCount = 2;
-  info.pStages = stages;
-  info.pVertexInputState = &vertex_input;
-  info.pInputAssemblyState = &assembly;
-  info.pViewportState = &viewport_state;
-  info.pRasterizationState = &raster;
-  info.pMultisampleState = &multisample;
-  info.pColorBlendState = &blend_state;
-  info.layout = layout;
-  info.renderPass = render_pass;
-  info.subpass = 0;
+  const VkGraphicsPipelineCreateInfo info{.sType = VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO,
+                                          .stageCount = 2, .pStages = stages, .pVertexInputState = &vertex_input,
+                                          .pInputAssemblyState = &assembly, .pViewportState = &viewport_state,
+                                          .pRasterizationState = &raster, .pMultisampleState = &multisample,
+                                          .pColorBlendState = &blend_state, .layout = layout,
+                                          .renderPass = render_pass, .subpass = 0};
   const VkResult rc = vk->vkCreateGraphicsPipelines(d, VK_NULL_HANDLE, 1, &info, nullptr, &pipeline);
   destroy_modules();
   if (rc != VK_SUCCESS) return vk_error(rc, "vkCreateGraphicsPipelines", "creating the particle pipeline");

@@ -182,27 +182,20 @@ result<void> run_cpu(run_environment& env, exit_status& status) {
                                     "creating a Vulkan device to allocate exportable memory"));
 
   // The GL context: a window's (GLFW on EGL) or a headless one, software allowed (llvmpipe).
-  std::unique_ptr<gl_window> window;
-  membridge::gl::headless_context headless;
-  membridge::gl::context adopted;
+  gl_target target;
   if (env.windowed) {
-    auto opened = gl_window::open(o.width, o.height, "membridge heightfield (CPU path)");
-    if (opened) {
-      window = std::move(*opened);
-      MEMBRIDGE_TRY_ASSIGN(adopted, membridge::gl::context::adopt_current(window->get_proc_address())
-                                        .with_context("adopting the window's GL context"));
-    } else {
-      *env.out << "membridge_heightfield_gl: no usable window (" << opened.error().context() << "); running headless\n";
-      apply_mode_defaults(o, false);
-    }
+    MEMBRIDGE_TRY(open_window(target, o.width, o.height, "membridge heightfield (CPU path)", {},
+                              "adopting the window's GL context", *env.out));
+    if (!target.window) apply_mode_defaults(o, false);
   }
-  if (!window) {
+  if (!target.window) {
     membridge::gl::headless_options ho;
     ho.allow_software = true;
-    MEMBRIDGE_TRY_ASSIGN(headless, membridge::gl::headless_context::create(ho).with_context(
-                                       "creating a headless GL context (EGL)"));
+    MEMBRIDGE_TRY_ASSIGN(target.headless, membridge::gl::headless_context::create(ho).with_context(
+                                              "creating a headless GL context (EGL)"));
   }
-  const membridge::gl::context& gl = window ? adopted : headless.gl();
+  const membridge::gl::context& gl = target.gl();
+  gl_window* const window = target.window.get();
   {
     MEMBRIDGE_TRY_ASSIGN(auto renderer, heightfield_renderer::create({o.width, o.height, o.grid, 4}));
     const std::size_t slot_bytes = static_cast<std::size_t>(o.grid) * static_cast<std::size_t>(o.grid) * sizeof(float);
@@ -256,7 +249,7 @@ result<void> run_cpu(run_environment& env, exit_status& status) {
                  " after a GL fence says frame n - " + std::to_string(o.slots) + " is drawn (no CUDA, no semaphores)";
     cpu_source source(o, slot_stride, imported.valid() ? imported.name() : plain,
                       imported.valid() ? memory.data() : nullptr);
-    result<void> ran = run_frames(gl, renderer, source, d, window.get(), env, status);
+    result<void> ran = run_frames(gl, renderer, source, d, window, env, status);
     if (plain != 0) glDeleteBuffers(1, &plain);
     MEMBRIDGE_TRY(std::move(ran));
   }  // GL objects go while the context is current; then the context, then the Vulkan memory and device

@@ -1,8 +1,10 @@
 // The frame loop both paths share: S frames in flight (GL fences), the draw, the window, statistics,
 // the PNG of the last frame and the blank-image check.
-#include "../01_particles/frame_stats.hpp"
-#include "../01_particles/png_writer.hpp"
 #include "app.hpp"
+#include "frame_stats.hpp"   // samples/common
+#include "gl_overlay.hpp"
+#include "overlay_text.hpp"  // samples/common
+#include "png_writer.hpp"    // samples/common
 
 #include <epoxy/gl.h>
 
@@ -88,12 +90,17 @@ result<void> run_frames(const membridge::gl::context& gl, heightfield_renderer& 
   out << "memory: " << description.memory << '\n';
   out << "ordering: " << description.ordering << '\n' << std::flush;
 
-  particles::frame_stats stats(o.frames);
-  particles::progress_printer progress(out, o.frames);
+  apps::frame_stats stats(o.frames);
+  apps::progress_printer progress(out, o.frames);
   std::deque<pending_frame> in_flight;
   std::uint64_t submitted = 0;
   bool closed_by_user = false;
   auto last = std::chrono::steady_clock::now();
+  gl_overlay overlay;
+  apps::overlay_clock overlay_clock;
+  std::optional<std::vector<std::uint8_t>> screenshot;  // the window's last image (--screenshot)
+  int screenshot_w = 0;
+  int screenshot_h = 0;
 
   auto loop = [&]() -> result<void> {
     for (std::uint64_t n = 0; o.frames == 0 || n < o.frames; ++n) {
@@ -126,6 +133,17 @@ result<void> run_frames(const membridge::gl::context& gl, heightfield_renderer& 
         int h = 0;
         window->framebuffer_size(w, h);
         renderer.blit_to_default(w, h);
+        if (overlay_clock.due())
+          overlay.set_lines({apps::overlay_frame_line(stats),
+                             size_text(static_cast<std::uint64_t>(o.grid), static_cast<std::uint64_t>(o.grid)) +
+                                 " grid  " + apps::byte_text(input.bytes) + " heights  " + size_text(o.width, o.height) +
+                                 " image"});
+        overlay.draw(w, h);
+        if (!o.screenshot.empty() && n + 1 == o.frames) {  // before the swap: the back buffer is the frame
+          MEMBRIDGE_TRY_ASSIGN(screenshot, read_window_pixels(w, h));
+          screenshot_w = w;
+          screenshot_h = h;
+        }
         window->present();
       }
       const auto now = std::chrono::steady_clock::now();
@@ -153,24 +171,32 @@ result<void> run_frames(const membridge::gl::context& gl, heightfield_renderer& 
 
   if (closed_by_user) out << "window: closed by the user after " << submitted << " frames\n";
   const std::size_t skip = stats.count() > warmup_frames ? warmup_frames : 0;
-  const particles::frame_summary s = stats.summary(skip);
+  const apps::frame_summary s = stats.summary(skip);
   out << "frames " << s.count << "  median " << fixed(s.median_ms, 2) << " ms  p99 " << fixed(s.p99_ms, 2)
       << " ms  mean " << fixed(s.mean_ms, 2) << " ms  " << fixed(s.fps, 1) << " FPS"
       << (skip > 0 ? "  (first 10 frames not counted)" : "") << '\n';
   const std::vector<double> sim = source.sim_times_ms();
-  const particles::frame_summary sim_summary = particles::summarize_frames(sim);
+  const apps::frame_summary sim_summary = apps::summarize_frames(sim);
   out << "grid " << size_text(static_cast<std::uint64_t>(o.grid), static_cast<std::uint64_t>(o.grid)) << "  sim "
       << fixed(sim_summary.median_ms, 3) << " ms/frame median, " << fixed(sim_summary.mean_ms, 3) << " mean ("
       << source.sim_clock() << ", " << sim.size() << " frames, " << o.steps
       << (o.steps == 1 ? " step" : " steps") << " each)  import " << fixed(description.import_ms, 2) << " ms\n";
   out << "ordering used: " << description.ordering << '\n';
 
+  if (screenshot) {
+    MEMBRIDGE_TRY(apps::write_png(o.screenshot, *screenshot, static_cast<std::uint32_t>(screenshot_w),
+                                  static_cast<std::uint32_t>(screenshot_h))
+                      .with_context("writing " + o.screenshot));
+    out << "wrote " << o.screenshot << " (the window's last image, overlay included)\n";
+  } else if (!o.screenshot.empty() && window != nullptr) {
+    out << "no screenshot: --screenshot needs --frames N (the window's image is read before the last swap)\n";
+  }
   if (pixels) {
-    MEMBRIDGE_TRY(particles::write_png(o.out, *pixels, o.width, o.height).with_context("writing " + o.out));
+    MEMBRIDGE_TRY(apps::write_png(o.out, *pixels, o.width, o.height).with_context("writing " + o.out));
     out << "wrote " << o.out << " (" << size_text(o.width, o.height) << ", frame " << submitted - 1 << ")\n";
     if (o.check) {
       // Blank: (nearly) only background, or one flat colour. A lit, rippled field has many shades.
-      const particles::image_summary is = particles::image_stats(*pixels, o.width, o.height, background_rgb);
+      const apps::image_summary is = apps::image_stats(*pixels, o.width, o.height, background_rgb);
       const bool blank = is.lit_pixels < is.pixels / 20 || is.colour_buckets < 8;
       out << "check: " << is.lit_pixels << " of " << is.pixels << " pixels lit, " << is.colour_buckets
           << " colours: " << (blank ? "BLANK" : "not blank") << '\n';

@@ -3,6 +3,7 @@
 
 #include "glfw_library.hpp"  // samples/common: GLFW's header (prototypes only) and the common functions
 
+#include <ostream>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -73,6 +74,20 @@ void gl_window::framebuffer_size(int& width, int& height) const {
 void gl_window::present() {
   f_->swap_buffers(f_->window);
   f_->poll_events();
+}
+
+membridge::result<void> open_window(gl_target& target, std::uint32_t width, std::uint32_t height, const char* title,
+                                    const membridge::gl::adopt_options& adopt, const std::string& adopt_context,
+                                    std::ostream& out) {
+  auto opened = gl_window::open(width, height, title);
+  if (!opened) {
+    out << "membridge_heightfield_gl: no usable window (" << opened.error().context() << "); running headless\n";
+    return membridge::ok();
+  }
+  target.window = std::move(*opened);
+  MEMBRIDGE_TRY_ASSIGN(target.adopted, membridge::gl::context::adopt_current(target.window->get_proc_address(), adopt)
+                                           .with_context(adopt_context));
+  return membridge::ok();
 }
 
 }  // namespace heightfield

@@ -4,9 +4,12 @@
 
 #include <membridge/core/result.hpp>
 #include <membridge/gl/context.hpp>
+#include <membridge/gl/headless_context.hpp>
 
 #include <cstdint>
+#include <iosfwd>
 #include <memory>
+#include <string>
 
 namespace heightfield {
 
@@ -38,5 +41,22 @@ class gl_window {
   explicit gl_window(std::unique_ptr<functions> f) noexcept;
   std::unique_ptr<functions> f_;
 };
+
+/// Where a path draws: a window's adopted GL context, or a headless one.
+struct gl_target {
+  std::unique_ptr<gl_window> window;        ///< Set when windowed.
+  membridge::gl::headless_context headless;  ///< The context when no window opened.
+  membridge::gl::context adopted;            ///< The window's context.
+  /// The context drawn with.
+  [[nodiscard]] const membridge::gl::context& gl() const noexcept { return window ? adopted : headless.gl(); }
+};
+
+/// Opens the `width` x `height` window titled `title` into `target` and adopts its context with
+/// `adopt` (errors get `adopt_context`). When no window can be opened: prints why to `out` as
+/// `membridge_heightfield_gl: no usable window (...); running headless` and leaves `target.window`
+/// empty (the caller goes headless). Errors: the adoption's.
+[[nodiscard]] membridge::result<void> open_window(gl_target& target, std::uint32_t width, std::uint32_t height,
+                                                  const char* title, const membridge::gl::adopt_options& adopt,
+                                                  const std::string& adopt_context, std::ostream& out);
 
 }  // namespace heightfield

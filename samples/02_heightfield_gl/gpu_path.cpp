@@ -272,27 +272,20 @@ result<void> run_gpu(run_environment& env, exit_status& status) {
                                     "creating a Vulkan device on the CUDA device's GPU (for the semaphores)"));
 
   // The GL context: a window's (GLFW on EGL, same GPU checked) or a headless EGL one on the CUDA GPU.
-  std::unique_ptr<gl_window> window;
-  membridge::gl::headless_context headless;
-  membridge::gl::context adopted;
+  gl_target target;
   if (env.windowed) {
-    auto opened = gl_window::open(o.width, o.height, "membridge heightfield (CUDA -> OpenGL)");
-    if (opened) {
-      window = std::move(*opened);
-      membridge::gl::adopt_options ao;
-      ao.uuid = device.uuid();
-      MEMBRIDGE_TRY_ASSIGN(adopted, membridge::gl::context::adopt_current(window->get_proc_address(), ao)
-                                        .with_context("adopting the window's GL context (it must be on the CUDA GPU)"));
-    } else {
-      *env.out << "membridge_heightfield_gl: no usable window (" << opened.error().context() << "); running headless\n";
-      apply_mode_defaults(o, false);
-    }
+    membridge::gl::adopt_options ao;
+    ao.uuid = device.uuid();
+    MEMBRIDGE_TRY(open_window(target, o.width, o.height, "membridge heightfield (CUDA -> OpenGL)", ao,
+                              "adopting the window's GL context (it must be on the CUDA GPU)", *env.out));
+    if (!target.window) apply_mode_defaults(o, false);
   }
-  if (!window) {
-    MEMBRIDGE_TRY_ASSIGN(headless, membridge::sync::create_gl_context_for(device).with_context(
-                                       "creating a headless GL context (EGL) on the CUDA device's GPU"));
+  if (!target.window) {
+    MEMBRIDGE_TRY_ASSIGN(target.headless, membridge::sync::create_gl_context_for(device).with_context(
+                                              "creating a headless GL context (EGL) on the CUDA device's GPU"));
   }
-  const membridge::gl::context& gl = window ? adopted : headless.gl();
+  const membridge::gl::context& gl = target.gl();
+  gl_window* const window = target.window.get();
   MEMBRIDGE_TRY(membridge::sync::require_same_gpu(device, gl));
 
   {
@@ -362,7 +355,7 @@ result<void> run_gpu(run_environment& env, exit_status& status) {
                            "): the render thread waits for `produced` on the host and signals `consumed` after a GL "
                            "fence; CUDA on a producer thread";
     gpu_source source(timeline, consumer.valid() ? &consumer : nullptr, view, buffer.data<std::byte>(), layout, o);
-    MEMBRIDGE_TRY(run_frames(gl, renderer, source, d, window.get(), env, status));
+    MEMBRIDGE_TRY(run_frames(gl, renderer, source, d, window, env, status));
   }  // the producer stopped; GL's semaphores, view and renderer go (context current), then the timeline, the buffer
   return membridge::ok();
 }

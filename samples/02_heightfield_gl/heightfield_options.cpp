@@ -20,15 +20,9 @@ parsed_command_line parse_command_line(int argc, const char* const* argv) {
       "membridge_heightfield_gl");
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app_options o;
-  app.add_flag("--headless", o.headless, "Render offscreen through EGL (no window) and write a PNG of the last frame");
-  app.add_option("--frames", o.frames,
-                 "Frames to draw (headless default " + std::to_string(default_headless_frames) +
-                     "; windowed default 0 = until the window closes)")
-      ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1'000'000'000}))
-      ->type_name("N");
-  app.add_option("--out", o.out,
-                 "PNG of the last frame (headless default " + std::string(default_png) + "; windowed: none unless given)")
-      ->type_name("FILE");
+  CLI::Option* frames =
+      samples::add_run_mode(app, {o.headless, o.frames, o.out, o.screenshot}, default_headless_frames, default_png,
+                            "Render offscreen through EGL (no window) and write a PNG of the last frame");
   app.add_option("--grid", o.grid,
                  "Cells per side of the field (default " + std::to_string(default_gpu_grid) + " on the GPU, " +
                      std::to_string(default_cpu_grid) + " on the CPU)")
@@ -54,7 +48,7 @@ parsed_command_line parse_command_line(int argc, const char* const* argv) {
 
   if (const auto rc = samples::parse(app, argc, argv))
     return {std::nullopt, *rc == 0 ? exit_status::ok : exit_status::usage_error};
-  if (!samples::frames_fit_the_mode("membridge_heightfield_gl", o.headless, app.count("--frames") > 0, o.frames))
+  if (!samples::frames_fit_the_mode("membridge_heightfield_gl", o.headless, frames->count() > 0, o.frames))
     return {std::nullopt, exit_status::usage_error};
   return {std::move(o), exit_status::ok};
 }

@@ -28,6 +28,7 @@ struct app_options {
   bool headless = false;       ///< --headless: EGL, no window; write a PNG of the last frame.
   std::uint64_t frames = 0;    ///< --frames: 0 = until the window closes (windowed only).
   std::string out;             ///< --out: PNG of the last frame.
+  std::string screenshot;      ///< --screenshot: PNG of the window's last image (overlay included).
   int grid = 0;                ///< --grid: cells per side; 0 = the path's default (2048 GPU, 256 CPU).
   int steps = 1;               ///< --steps: simulation steps per drawn frame.
   std::uint32_t slots = 3;     ///< --slots: frames in flight (height slots in the ring).

@@ -56,6 +56,8 @@ using membridge::errc;
 using membridge::error;
 using membridge::result;
 using namespace std::chrono_literals;
+using apps::frame_stats;
+using apps::frame_summary;
 using clock_type = std::chrono::steady_clock;
 
 namespace {

@@ -3,6 +3,7 @@
 
 #include "app_options.hpp"  // parse_count (sample 01)
 #include "particle_layout.hpp"
+#include "view_cli.hpp"  // samples/common: add_ranged
 
 #include <CLI/CLI.hpp>
 
@@ -51,31 +52,19 @@ parsed_command_line parse_command_line(int argc, const char* const* argv) {
                  "The most particles the buffer grows to: its reserved size is slots x this x 32 bytes (default 8M)")
       ->check(count_check)
       ->type_name("N");
-  app.add_option("--grow-every", o.grow_every, "Frames between growths (0 = never grow)")
-      ->capture_default_str()
-      ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1'000'000'000}))
-      ->type_name("F");
-  app.add_option("--grow-factor", o.grow_factor, "Particles are multiplied by this at each growth (1.25 to 16)")
-      ->capture_default_str()
-      ->check(CLI::Range(1.25, 16.0))
-      ->type_name("X");
-  app.add_option("--frames", o.frames, "Frames to produce (0 = until SIGINT or SIGTERM)")
-      ->capture_default_str()
-      ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1'000'000'000'000}))
-      ->type_name("F");
-  app.add_option("--slots", o.slots, "Frames in flight: slots of the ring in the buffer (published as the semaphores' parameter)")
-      ->capture_default_str()
-      ->check(CLI::Range(std::uint32_t{1}, std::uint32_t{8}))
-      ->type_name("S");
-  app.add_option("--steps", o.steps, "Simulation steps per frame (0 freezes the particles)")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 1000))
-      ->type_name("K");
-  app.add_option("--idle-fps", o.idle_fps,
-                 "Frame rate while no consumer is attached (a consumer paces the producer itself); 0 = unlimited")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 100000.0))
-      ->type_name("F");
+  samples::add_ranged(app, "--grow-every", o.grow_every, "Frames between growths (0 = never grow)",
+                      std::uint64_t{0}, std::uint64_t{1'000'000'000}, "F");
+  samples::add_ranged(app, "--grow-factor", o.grow_factor, "Particles are multiplied by this at each growth (1.25 to 16)",
+                      1.25, 16.0, "X");
+  samples::add_ranged(app, "--frames", o.frames, "Frames to produce (0 = until SIGINT or SIGTERM)", std::uint64_t{0},
+                      std::uint64_t{1'000'000'000'000}, "F");
+  samples::add_ranged(app, "--slots", o.slots,
+                      "Frames in flight: slots of the ring in the buffer (published as the semaphores' parameter)",
+                      std::uint32_t{1}, std::uint32_t{8}, "S");
+  samples::add_ranged(app, "--steps", o.steps, "Simulation steps per frame (0 freezes the particles)", 0, 1000, "K");
+  samples::add_ranged(app, "--idle-fps", o.idle_fps,
+                      "Frame rate while no consumer is attached (a consumer paces the producer itself); 0 = unlimited",
+                      0.0, 100000.0, "F");
   app.add_option("--seed", o.seed, "Random seed of the initial particle disc")->capture_default_str()->type_name("N");
   app.add_option("--render-device", o.render_device,
                  "CUDA device whose memory holds the published buffer and frame timeline: the GPU viewers draw on")

@@ -1,6 +1,7 @@
 // One connection of membridge_ipc_viewer to a producer: subscriber, imports, frame choice, growth.
 #include "attachment.hpp"
 
+#include "frame_stats.hpp"  // samples/common: ms_since
 #include "particle_layout.hpp"
 
 #include <membridge/core/units.hpp>
@@ -14,16 +15,13 @@
 
 namespace particles::ipc_viewer {
 
+using apps::ms_since;
 using membridge::errc;
 using membridge::error;
 using membridge::result;
 using namespace std::chrono_literals;
 
 namespace {
-
-double ms_since(clock_type::time_point start) {
-  return std::chrono::duration<double, std::milli>(clock_type::now() - start).count();
-}
 
 /// Events handled per pump() at most, so a fast producer cannot keep the render thread in the pump.
 constexpr int max_events_per_pump = 4096;

@@ -27,19 +27,11 @@ int main(int argc, char** argv) {
   const parsed_command_line parsed = parse_command_line(argc, argv);
   if (!parsed.options) return static_cast<int>(parsed.status);
 
-  run_environment env;
-  env.options = *parsed.options;
-  env.out = &std::cout;
+  run_environment env{.options = *parsed.options, .out = &std::cout};
 
   // Windowed unless --headless or there is no display (then headless, with the headless defaults).
-  std::unique_ptr<particles::app::window_system> windows;
-  if (!env.options.headless) {
-    auto opened = particles::app::window_system::open();
-    if (opened)
-      windows = std::move(*opened);
-    else
-      std::cout << "membridge_ipc_viewer: no usable display (" << opened.error().context() << "); running headless\n";
-  }
+  const std::unique_ptr<apps::window_system> windows =
+      apps::open_windows_or_headless("membridge_ipc_viewer", env.options.headless, std::cout);
   env.windows = windows.get();
   apply_mode_defaults(env.options, windows != nullptr);
 

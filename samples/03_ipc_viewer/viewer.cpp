@@ -18,15 +18,20 @@
 #include "app_options.hpp"  // brightness_for (sample 01)
 #include "attachment.hpp"
 #include "frame_stats.hpp"
+#include "overlay_text.hpp"
 #include "particle_layout.hpp"
 #include "particle_renderer.hpp"
 #include "png_writer.hpp"
 #include "render_gpu.hpp"
+#include "window_frame.hpp"  // sample 01: the renderer's device, the submit with the window's blit
+#include "window_input.hpp"  // samples/common: the mouse orbits the camera
 
 #include <membridge/core/units.hpp>
 #include <membridge/cuda/driver.hpp>
 #include <membridge/ipc/channel.hpp>
 #include <membridge/vulkan/device_context.hpp>
+
+#include <glm/trigonometric.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -45,6 +50,10 @@ namespace particles::ipc_viewer {
 using membridge::errc;
 using membridge::error;
 using membridge::result;
+using apps::frame_stats;
+using apps::ms_between;
+using apps::frame_summary;
+using apps::progress_printer;
 using namespace std::chrono_literals;
 
 namespace {
@@ -78,10 +87,6 @@ std::string ms_text(double ms) {
   char text[32];
   (void)std::snprintf(text, sizeof text, "%.2f ms", ms);
   return text;
-}
-
-double ms_between(clock_type::time_point from, clock_type::time_point to) {
-  return std::chrono::duration<double, std::milli>(to - from).count();
 }
 
 class viewer {
@@ -123,34 +128,15 @@ class viewer {
   }
 
   result<void> create_device(const membridge::device_uuid& uuid) {
-    membridge::vulkan::create_options co;
+    membridge::vulkan::create_options co = apps::app_context_options("membridge_ipc_viewer", o_.validation, env_.windows);
     co.uuid = uuid;  // the GPU the producer's memory lives on: imports work on no other
-    co.validation = o_.validation;
-    if (co.validation) {
-      co.on_validation_message = [](std::string_view message) {
-        static std::mutex lock;  // drivers may report from several threads
-        const std::scoped_lock hold(lock);
-        std::fprintf(stderr, "membridge_ipc_viewer: %.*s\n", static_cast<int>(message.size()), message.data());
-      };
-    }
-    if (env_.windows != nullptr) {
-      co.instance_extensions = env_.windows->instance_extensions();
-      co.device_extensions.emplace_back(VK_KHR_SWAPCHAIN_EXTENSION_NAME);
-    }
     MEMBRIDGE_TRY_ASSIGN(context_, membridge::vulkan::device_context::create(co).with_context(
                                        "creating a Vulkan device on the producer's GPU " + uuid.to_string()));
     return membridge::ok();
   }
 
   result<void> create_renderer(std::uint32_t slots, std::uint64_t count) {
-    renderer_device device;
-    device.get_instance_proc_addr = context_.get_instance_proc_addr();
-    device.instance = context_.instance();
-    device.physical_device = context_.physical_device();
-    device.device = context_.device();
-    device.functions = &context_.functions();
-    device.queue_family = context_.graphics_queue().family;
-    device.queue = context_.graphics_queue().queue;
+    const renderer_device device = renderer_device_of(context_);
     renderer_options ro;
     ro.width = o_.width;
     ro.height = o_.height;
@@ -159,9 +145,11 @@ class viewer {
     ro.method = o_.render;
     MEMBRIDGE_TRY_ASSIGN(renderer_, particle_renderer::create(device, ro).with_context("creating the renderer"));
     if (env_.windows != nullptr) {
-      MEMBRIDGE_TRY_ASSIGN(window_, app::window::create(*env_.windows, context_, o_.width, o_.height, ro.frame_slots,
-                                                        "membridge ipc viewer - '" + o_.name + "'")
+      MEMBRIDGE_TRY_ASSIGN(window_, apps::window::create(*env_.windows, context_, o_.width, o_.height, ro.frame_slots,
+                                                        "membridge ipc viewer - '" + o_.name + "'",
+                                                        !o_.screenshot.empty())
                                         .with_context("opening the window"));
+      if (auto attached = apps::window_input::attach(window_->native())) input_ = std::move(*attached);
     }
     return membridge::ok();
   }
@@ -306,10 +294,19 @@ class viewer {
     const auto slot = static_cast<std::uint32_t>(submits_ % renderer_.frame_slots());
     const float aspect = static_cast<float>(renderer_.width()) / static_cast<float>(renderer_.height());
     const std::string what = "producer frame " + std::to_string(t.frame);
-    MEMBRIDGE_TRY(renderer_.record(slot, t.buffer, t.offset, t.count, orbit_view_proj(aspect, camera_yaw(t.frame), 0.6f, 6.5f))
-                      .with_context("recording " + what));
-    std::optional<app::present_job> job;
+    if (input_) input_->update(camera_);
+    if (!camera_.moved) camera_.yaw_degrees = glm::degrees(camera_yaw(t.frame));  // a drag starts from here
+    const glm::mat4 view_proj =
+        camera_.moved ? orbit_view_proj(aspect, glm::radians(camera_.yaw_degrees), glm::radians(camera_.pitch_degrees),
+                                        camera_.distance)
+                      : orbit_view_proj(aspect, camera_yaw(t.frame), 0.6f, 6.5f);
+    MEMBRIDGE_TRY(renderer_.record(slot, t.buffer, t.offset, t.count, view_proj).with_context("recording " + what));
+    std::optional<apps::present_job> job;
     if (window_) {
+      if (overlay_.due())
+        window_->set_overlay({apps::overlay_frame_line(stats_),
+                              std::to_string(t.count) + " particles  " + apps::byte_text(std::uint64_t{t.count} * 32) +
+                                  "  producer frame " + std::to_string(t.frame)});
       MEMBRIDGE_TRY_ASSIGN(job, window_->begin_frame(slot, renderer_.colour_image(slot), renderer_.width(),
                                                      renderer_.height())
                                     .with_context(what + ": window"));
@@ -324,17 +321,7 @@ class viewer {
         signals.push_back({signal.semaphore, signal.value});
       }
     }
-    VkCommandBuffer extra = VK_NULL_HANDLE;
-    if (job) {
-      waits.push_back({job->acquired, 0, VK_PIPELINE_STAGE_TRANSFER_BIT});
-      signals.push_back({job->rendered, 0});
-      extra = job->blit;
-    }
-    submit_sync sync;
-    sync.waits = waits;
-    sync.signals = signals;
-    if (job) sync.extra_commands = std::span<const VkCommandBuffer>(&extra, 1);
-    MEMBRIDGE_TRY(renderer_.submit(slot, sync).with_context("submitting " + what));
+    MEMBRIDGE_TRY(submit_with_window(renderer_, slot, std::move(waits), std::move(signals), job, what));
     ++submits_;
     if (job) MEMBRIDGE_TRY(window_->present(*job).with_context("presenting " + what));
     return membridge::ok();
@@ -459,7 +446,7 @@ class viewer {
     }
     std::vector<std::uint8_t> rgba;
     MEMBRIDGE_TRY(renderer_.read_back(rgba).with_context("reading back the last frame"));
-    MEMBRIDGE_TRY(particles::write_png(o_.out, rgba, renderer_.width(), renderer_.height())
+    MEMBRIDGE_TRY(apps::write_png(o_.out, rgba, renderer_.width(), renderer_.height())
                       .with_context("writing " + o_.out));
     out_ << "wrote " << o_.out << " (" << renderer_.width() << "x" << renderer_.height() << ", producer frame "
          << last_frame_ << ")\n"
@@ -476,6 +463,10 @@ class viewer {
     if (looped && settled) {
       print_summary();
       written = write_png();
+      if (written && window_ && !o_.screenshot.empty() && drawn_ > 0) {
+        written = window_->save_screenshot(o_.screenshot).with_context("writing " + o_.screenshot);
+        if (written) out_ << "wrote " << o_.screenshot << " (the window's last image, overlay included)\n";
+      }
     }
     att_.reset();
     window_.reset();
@@ -515,9 +506,12 @@ class viewer {
   // Destroyed in reverse: the connection (imports), the window, the renderer, then the context.
   membridge::vulkan::device_context context_;
   particle_renderer renderer_;
-  std::optional<app::window> window_;
+  std::optional<apps::window> window_;
   std::unique_ptr<attachment> att_;
   frame_stats stats_{4096};
+  apps::overlay_clock overlay_;
+  apps::orbit camera_{0.0f, glm::degrees(0.6f), 6.5f, false};  // the mouse takes over from the automatic orbit
+  std::optional<apps::window_input> input_;
   std::optional<progress_printer> progress_;
   clock_type::time_point attached_at_{};
   clock_type::time_point last_draw_{};

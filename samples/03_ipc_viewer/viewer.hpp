@@ -14,7 +14,7 @@ namespace particles::ipc_viewer {
 /// What main() hands the viewer.
 struct run_environment {
   viewer_options options;                 ///< With the mode's defaults applied.
-  app::window_system* windows = nullptr;  ///< Set in windowed mode (GLFW loaded, a display found).
+  apps::window_system* windows = nullptr;  ///< Set in windowed mode (GLFW loaded, a display found).
   std::ostream* out = nullptr;            ///< Attach lines, progress, statistics.
 };
 

@@ -35,16 +35,9 @@ parsed_command_line parse_command_line(int argc, const char* const* argv) {
       ->capture_default_str()
       ->check(name_check)
       ->type_name("NAME");
-  app.add_flag("--headless", o.headless, "Render offscreen (no window) and write a PNG of the last frame");
-  app.add_option("--frames", o.frames,
-                 "Frames to draw (headless default " + std::to_string(default_headless_frames) +
-                     "; windowed default 0 = until the window closes)")
-      ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1'000'000'000}))
-      ->type_name("N");
-  app.add_option("--out", o.out,
-                 "PNG file for the last frame (headless default " + std::string(default_png) +
-                     "; windowed: none unless given)")
-      ->type_name("FILE");
+  CLI::Option* frames = samples::add_run_mode(app, {o.headless, o.frames, o.out, o.screenshot},
+                                              default_headless_frames, default_png,
+                                              "Render offscreen (no window) and write a PNG of the last frame");
   app.add_flag("--observer", o.observer,
                "Watch only: never pace the producer (frames may be overwritten while drawn); default: consumer");
   app.add_option("--reconnect-ms", o.reconnect_ms,
@@ -71,7 +64,7 @@ parsed_command_line parse_command_line(int argc, const char* const* argv) {
   if (const auto rc = samples::parse(app, argc, argv))
     return {std::nullopt, *rc == 0 ? exit_status::ok : exit_status::usage_error};
   o.render = *parse_render_method(render_text);  // checked by IsMember
-  o.frames_given = app.count("--frames") > 0;
+  o.frames_given = frames->count() > 0;
   if (app.count("--render-device") > 0) o.render_device = render_device;
   if (!samples::frames_fit_the_mode("membridge_ipc_viewer", o.headless, o.frames_given, o.frames))
     return {std::nullopt, exit_status::usage_error};

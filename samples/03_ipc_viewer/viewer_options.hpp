@@ -31,6 +31,7 @@ struct viewer_options {
   std::uint64_t frames = 0;            ///< --frames: frames to draw; 0 = until the window closes (windowed only).
   bool frames_given = false;           ///< True when --frames was on the command line.
   std::string out;                     ///< --out: PNG of the last frame; empty = none.
+  std::string screenshot;              ///< --screenshot: PNG of the window's last image; empty = none.
   bool observer = false;               ///< --observer: watch without pacing the producer.
   std::uint64_t reconnect_ms = 5000;   ///< --reconnect-ms: how long to keep trying to (re)connect.
   std::uint32_t width = 1280;          ///< --width: image width in pixels.

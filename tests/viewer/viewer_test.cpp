@@ -1,9 +1,11 @@
 // viewer tier: membridge-view headless against a publisher in this process. The publisher's buffers are
 // exportable lavapipe memory (opaque fds; see tests/vulkan), filled with known patterns and published
 // with ipc::publisher under each layout; membridge-view (a child process, validation layers on) draws
-// them into a PNG whose pixels are checked: where the content must be, and its colours.
+// them into a PNG whose pixels are checked: where the content must be, and its colours. One run is
+// windowed under Xvfb: its --screenshot must show the overlay and the points.
 #include "../vulkan/vulkan_test.hpp"
-#include "png_writer.hpp"  // sample 01: read_png, image_stats
+#include "../samples/screenshot_check.hpp"  // the overlay and scene in a windowed run's screenshot
+#include "png_writer.hpp"                   // samples/common: read_png, image_stats
 
 #include <membridge/ipc/layout.hpp>
 #include <membridge/ipc/publisher.hpp>
@@ -128,9 +130,20 @@ class viewer_test : public vulkan_test {
   /// Runs membridge-view headless on the publisher; returns its exit status, its output in `output_`.
   /// `during` runs while the viewer does (after it joined).
   int view(std::vector<std::string> extra, const std::function<void()>& during = {}) {
+    return run_viewer({MEMBRIDGE_VIEW_PATH, "--out", png()}, std::move(extra), during);
+  }
+
+  /// Runs membridge-view windowed under xvfb-run (a fresh X server), its --screenshot written to png().
+  int view_windowed(std::vector<std::string> extra) {
+    return run_viewer({"xvfb-run", "-a", "-s", "-screen 0 1024x768x24", MEMBRIDGE_VIEW_PATH, "--screenshot", png()},
+                      std::move(extra), {});
+  }
+
+  /// Runs `command` (looked up in PATH) with the publisher's path, the image size, --validation and `extra`.
+  int run_viewer(std::vector<std::string> args, std::vector<std::string> extra, const std::function<void()>& during) {
     const std::string log = dir_.path + "/view.log";
-    std::vector<std::string> args{MEMBRIDGE_VIEW_PATH, "--path", socket(), "--out", png(), "--width",
-                                  std::to_string(image_size), "--height", std::to_string(image_size), "--validation"};
+    args.insert(args.end(), {"--path", socket(), "--width", std::to_string(image_size), "--height",
+                             std::to_string(image_size), "--validation"});
     const auto given = [&](const char* option) { return std::find(extra.begin(), extra.end(), option) != extra.end(); };
     if (!given("--frames")) args.insert(args.end(), {"--frames", "3"});
     if (!given("--timeout-ms")) args.insert(args.end(), {"--timeout-ms", "10000"});
@@ -143,7 +156,7 @@ class viewer_test : public vulkan_test {
     posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     posix_spawn_file_actions_adddup2(&actions, 1, 2);
     pid_t pid = -1;
-    const int spawned = ::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+    const int spawned = ::posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&actions);
     EXPECT_EQ(spawned, 0) << "cannot start " << argv[0] << ": " << std::strerror(spawned);
     if (spawned != 0) return -1;
@@ -172,8 +185,8 @@ class viewer_test : public vulkan_test {
   }
 
   /// The PNG the viewer wrote (fails the test when missing).
-  particles::rgba_image image() const {
-    auto img = particles::read_png(png());
+  apps::rgba_image image() const {
+    auto img = apps::read_png(png());
     EXPECT_TRUE(img) << img.error().message() << "\nviewer output:\n" << output_;
     if (!img) return {};
     EXPECT_EQ(img->width, image_size);
@@ -181,14 +194,14 @@ class viewer_test : public vulkan_test {
     return *img;
   }
 
-  static std::array<std::uint8_t, 3> pixel(const particles::rgba_image& img, std::uint32_t x, std::uint32_t y) {
+  static std::array<std::uint8_t, 3> pixel(const apps::rgba_image& img, std::uint32_t x, std::uint32_t y) {
     const std::size_t i = (std::size_t{y} * img.width + x) * 4;
     if (x >= img.width || i + 3 >= img.pixels.size()) return {0, 0, 0};  // no image (the failure is reported)
     return {img.pixels[i], img.pixels[i + 1], img.pixels[i + 2]};
   }
 
   /// Lit pixels in the rectangle whose largest channel is `channel` (0 R, 1 G, 2 B) by a margin.
-  static std::size_t count_dominant(const particles::rgba_image& img, int channel, std::uint32_t x0 = 0,
+  static std::size_t count_dominant(const apps::rgba_image& img, int channel, std::uint32_t x0 = 0,
                                     std::uint32_t y0 = 0, std::uint32_t x1 = image_size, std::uint32_t y1 = image_size) {
     std::size_t n = 0;
     for (std::uint32_t y = y0; y < y1; ++y)
@@ -204,7 +217,7 @@ class viewer_test : public vulkan_test {
   }
 
   /// Pixels of exactly `rgb`.
-  static std::size_t count_exact(const particles::rgba_image& img, std::array<std::uint8_t, 3> rgb, std::uint32_t x0 = 0,
+  static std::size_t count_exact(const apps::rgba_image& img, std::array<std::uint8_t, 3> rgb, std::uint32_t x0 = 0,
                                  std::uint32_t y0 = 0, std::uint32_t x1 = image_size, std::uint32_t y1 = image_size) {
     std::size_t n = 0;
     for (std::uint32_t y = y0; y < y1; ++y)
@@ -219,8 +232,8 @@ class viewer_test : public vulkan_test {
     return true;
   }
 
-  static particles::image_summary stats(const particles::rgba_image& img) {
-    return particles::image_stats(img.pixels, img.width, img.height, background);
+  static apps::image_summary stats(const apps::rgba_image& img) {
+    return apps::image_stats(img.pixels, img.width, img.height, background);
   }
 
   temp_dir dir_;
@@ -294,6 +307,19 @@ TEST_F(viewer_test, points_float4_r32f_go_through_the_colour_map) {
   EXPECT_GE(s.colour_buckets, 12U) << "a colour map shows many colours";
   EXPECT_GT(count_dominant(img, 1), 200U) << "turbo's green middle";
   EXPECT_GT(count_dominant(img, 0), 200U) << "turbo's red end";
+}
+
+TEST_F(viewer_test, windowed_under_xvfb_shows_the_overlay_and_the_points) {
+  add("pts", "points:float4", 16, points * 16, grid(16, 4));
+  publish();
+  ASSERT_EQ(view_windowed({"--pitch", "60", "--frames", "5"}), 0) << output_;
+  EXPECT_NE(output_.find("(the window's last image, overlay included)"), std::string::npos) << output_;
+  const screenshot_counts c = check_screenshot(png(), background);
+  ASSERT_TRUE(c.error.empty()) << c.error << '\n' << output_;
+  EXPECT_EQ(c.width, image_size);
+  EXPECT_GT(c.panel_background, 1500U) << "the overlay's panel in the top-left corner";
+  EXPECT_GT(c.panel_text, 150U) << "the overlay's text";
+  EXPECT_GT(c.scene_lit, 1000U) << "the points below the overlay";
 }
 
 TEST_F(viewer_test, membridge_particles_v1_is_drawn_as_points) {

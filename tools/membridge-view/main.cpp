@@ -23,9 +23,9 @@ int main(int argc, char** argv) {
   const membridge_view::parsed_options parsed = membridge_view::parse_options(argc, argv);
   if (!parsed.options) return parsed.status;
   const membridge_view::view_options& options = *parsed.options;
-  std::unique_ptr<particles::app::window_system> windows;
+  std::unique_ptr<apps::window_system> windows;
   if (!options.headless) {
-    auto opened = particles::app::window_system::open();
+    auto opened = apps::window_system::open();
     if (!opened) {
       std::cerr << "membridge-view: no window (" << opened.error().context()
                 << "); run with --headless or --out x.png to draw offscreen\n";

@@ -33,10 +33,11 @@ parsed_options parse_options(int argc, const char* const* argv) {
   app.add_option("name", o.name, "The publisher's socket name")->type_name("NAME");
   app.add_option("--path", o.path, "An explicit socket path instead of the name's")->type_name("PATH");
   app.add_flag("--observer", o.observer, "Watch without pacing the publisher (never signal frames.consumed)");
-  app.add_flag("--headless", o.headless, "No window: draw offscreen (implied by --out)");
+  CLI::Option* headless = app.add_flag("--headless", o.headless, "No window: draw offscreen (implied by --out)");
   app.add_option("--frames", o.frames, "Frames to draw, then exit (headless default 100; windowed 0 = until closed)");
   app.add_option("--out", o.out, "Write the last frame to this PNG (headless)")->type_name("PNG");
   samples::add_image_size(app, o.width, o.height);
+  samples::add_screenshot(app, o.screenshot, headless);
   std::string range;
   app.add_option("--range", range, "r32f values drawn from the colour map's first to its last colour (default: "
                                    "the min and max of a sample of each frame)")
@@ -69,6 +70,10 @@ parsed_options parse_options(int argc, const char* const* argv) {
     }
   }
   o.map = map == "viridis" ? colour_map::viridis : colour_map::turbo;
+  if (!o.screenshot.empty() && !o.out.empty()) {
+    std::fprintf(stderr, "membridge-view: --screenshot needs a window, --out draws offscreen: give one of them\n");
+    return {std::nullopt, 2};
+  }
   if (!o.out.empty()) o.headless = true;
   if (o.headless && o.frames == 0) o.frames = 100;
   return {o, 0};

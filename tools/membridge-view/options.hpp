@@ -18,6 +18,7 @@ struct view_options {
   bool headless = false;             ///< No window (implied by --out).
   std::uint64_t frames = 0;          ///< Frames to draw, then exit (0: until the window closes).
   std::string out;                   ///< PNG of the last frame (headless).
+  std::string screenshot;            ///< PNG of the window's last image, overlay included (windowed).
   std::uint32_t width = 1280;        ///< Image width.
   std::uint32_t height = 720;        ///< Image height.
   std::optional<std::pair<float, float>> range;  ///< r32f range for the colour map (default: sampled).

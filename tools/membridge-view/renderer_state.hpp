@@ -4,6 +4,7 @@
 #pragma once
 
 #include "renderer.hpp"
+#include "vk_error.hpp"  // samples/common: colour_writes_before_transfer
 
 #include <shaders/view_colour_frag_spv.hpp>
 #include <shaders/view_heightfield_vert_spv.hpp>
@@ -211,12 +212,7 @@ struct renderer::state {
     deps[0].dstAccessMask = VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT | VK_ACCESS_DEPTH_STENCIL_ATTACHMENT_WRITE_BIT |
                             VK_ACCESS_DEPTH_STENCIL_ATTACHMENT_READ_BIT;
     // This frame's colour writes come before the blit / read-back that follows.
-    deps[1].srcSubpass = 0;
-    deps[1].dstSubpass = VK_SUBPASS_EXTERNAL;
-    deps[1].srcStageMask = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT;
-    deps[1].srcAccessMask = VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT;
-    deps[1].dstStageMask = VK_PIPELINE_STAGE_TRANSFER_BIT;
-    deps[1].dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
+    deps[1] = apps::colour_writes_before_transfer;
     VkRenderPassCreateInfo ri{VK_STRUCTURE_TYPE_RENDER_PASS_CREATE_INFO};
     ri.attachmentCount = 2;
     ri.pAttachments = at.data();

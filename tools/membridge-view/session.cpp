@@ -1,6 +1,8 @@
 // membridge-view's connection to a publisher: buffers by layout, imports, growth, the frame timeline.
 #include "session.hpp"
 
+#include "frame_stats.hpp"  // samples/common: ms_since
+
 #include <membridge/core/units.hpp>
 #include <membridge/sync/ipc_buffers.hpp>
 
@@ -14,17 +16,14 @@ using membridge::errc;
 using membridge::error;
 using membridge::result;
 using namespace std::chrono_literals;
+using apps::ms_since;
 
 namespace {
 
-double ms_since(clock_type::time_point start) {
-  return std::chrono::duration<double, std::milli>(clock_type::now() - start).count();
-}
-
-/// Events handled per pump() at most, so a fast publisher cannot keep the render thread in it.
-constexpr int max_events_per_pump = 4096;
 /// Buffers drawn at most (the renderer's descriptor sets).
 constexpr std::uint32_t max_drawables = 64;
+/// Events handled per pump() at most, so a fast publisher cannot keep the render thread in it.
+constexpr int max_events_per_pump = 4096;
 
 }  // namespace
 

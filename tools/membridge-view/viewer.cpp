@@ -6,11 +6,12 @@
 // At the end: one statistics line and one JSON line, and the PNG of the last frame (--out).
 #include "viewer.hpp"
 
-#include "frame_stats.hpp"        // sample 01: frame times
-#include "png_writer.hpp"         // sample 01: PNG output
+#include "frame_stats.hpp"        // samples/common: frame times
+#include "overlay_text.hpp"       // samples/common: the window's overlay
+#include "png_writer.hpp"         // samples/common: PNG output
 #include "session.hpp"
-#include "window.hpp"             // sample 01: the GLFW window and swapchain
-#include "window_input.hpp"
+#include "window.hpp"             // samples/common: the GLFW window and swapchain
+#include "window_input.hpp"       // samples/common: the mouse orbits the camera
 
 #include <membridge/core/units.hpp>
 
@@ -28,6 +29,9 @@ using membridge::errc;
 using membridge::error;
 using membridge::result;
 using namespace std::chrono_literals;
+using apps::ms_between;
+using apps::orbit;
+using apps::window_input;
 
 namespace {
 
@@ -39,13 +43,9 @@ constexpr auto wait_slice = 5ms;
 /// How long the end of the run waits for the last frame before releasing a dead publisher's frame.
 constexpr std::uint64_t settle_ns = 1'000'000'000ULL;
 
-double ms_between(clock_type::time_point from, clock_type::time_point to) {
-  return std::chrono::duration<double, std::milli>(to - from).count();
-}
-
 class viewer {
  public:
-  viewer(const view_options& o, std::ostream& out, particles::app::window_system* windows)
+  viewer(const view_options& o, std::ostream& out, apps::window_system* windows)
       : o_(o), out_(out), windows_(windows) {}
 
   result<void> run() {
@@ -63,8 +63,8 @@ class viewer {
     MEMBRIDGE_TRY_ASSIGN(renderer_, renderer::create(context_, o_.width, o_.height, o_.map));
     camera_ = orbit{o_.yaw_degrees, o_.pitch_degrees, o_.distance, false};
     if (windows_ != nullptr) {
-      MEMBRIDGE_TRY_ASSIGN(window_, particles::app::window::create(*windows_, context_, o_.width, o_.height, 1,
-                                                                   "membridge-view - " + o_.name)
+      MEMBRIDGE_TRY_ASSIGN(window_, apps::window::create(*windows_, context_, o_.width, o_.height, 1,
+                                                                   "membridge-view - " + o_.name, !o_.screenshot.empty())
                                         .with_context("opening the window"));
       auto input = window_input::attach(window_->native());
       if (input)
@@ -80,20 +80,8 @@ class viewer {
 
  private:
   result<void> create_device(const membridge::device_uuid& uuid) {
-    membridge::vulkan::create_options co;
+    membridge::vulkan::create_options co = apps::app_context_options("membridge-view", o_.validation, windows_);
     co.uuid = uuid;  // the GPU the publisher's memory lives on: imports work on no other
-    co.validation = o_.validation;
-    if (co.validation) {
-      co.on_validation_message = [](std::string_view message) {
-        static std::mutex lock;
-        const std::scoped_lock hold(lock);
-        std::fprintf(stderr, "membridge-view: %.*s\n", static_cast<int>(message.size()), message.data());
-      };
-    }
-    if (windows_ != nullptr) {
-      co.instance_extensions = windows_->instance_extensions();
-      co.device_extensions.emplace_back(VK_KHR_SWAPCHAIN_EXTENSION_NAME);
-    }
     MEMBRIDGE_TRY_ASSIGN(context_, membridge::vulkan::device_context::create(co).with_context(
                                        "creating a Vulkan device on the publisher's GPU " + uuid.to_string()));
     return membridge::ok();
@@ -147,9 +135,10 @@ class viewer {
         sync.signals.push_back({done.semaphore, done.value, 0});
       }
     }
-    std::optional<particles::app::present_job> job;
+    std::optional<apps::present_job> job;
     if (window_) {
       MEMBRIDGE_TRY(renderer_.wait());  // the window records into its slot's command buffer
+      if (overlay_.due()) window_->set_overlay(overlay_lines(items));
       MEMBRIDGE_TRY_ASSIGN(job, window_->begin_frame(0, renderer_.image(), o_.width, o_.height));
       if (job) {
         sync.waits.push_back({job->acquired, 0, VK_PIPELINE_STAGE_TRANSFER_BIT});
@@ -255,8 +244,20 @@ class viewer {
     return renderer_.wait();
   }
 
+  /// The overlay's lines: the frame statistics, then the buffers drawn, their elements and bytes.
+  [[nodiscard]] std::vector<std::string> overlay_lines(const std::vector<draw_item>& items) const {
+    std::uint64_t count = 0;
+    std::uint64_t bytes = 0;
+    for (const draw_item& it : items) {
+      count += it.count;
+      bytes += it.bytes;
+    }
+    return {apps::overlay_frame_line(stats_), std::to_string(items.size()) + (items.size() == 1 ? " buffer  " : " buffers  ") +
+                                                  std::to_string(count) + " elements  " + apps::byte_text(bytes)};
+  }
+
   void print_summary() const {
-    const particles::frame_summary s = stats_.summary();
+    const apps::frame_summary s = stats_.summary();
     const double seconds = drawn_ > 1 ? ms_between(first_draw_, last_draw_) / 1000.0 : 0.0;
     const double fps = seconds > 0.0 ? static_cast<double>(drawn_ - 1) / seconds : 0.0;
     char line[512];
@@ -281,9 +282,9 @@ class viewer {
   result<void> write_png() {
     if (o_.out.empty()) return membridge::ok();
     MEMBRIDGE_TRY_ASSIGN(const std::vector<std::uint8_t> rgba, renderer_.read_back());
-    MEMBRIDGE_TRY(particles::write_png(o_.out, rgba, o_.width, o_.height).with_context("writing " + o_.out));
+    MEMBRIDGE_TRY(apps::write_png(o_.out, rgba, o_.width, o_.height).with_context("writing " + o_.out));
     // Pixels that differ from the clear colour: a quick check that the image shows something.
-    lit_pixels_ = static_cast<long long>(particles::image_stats(rgba, o_.width, o_.height, {5, 5, 10}).lit_pixels);
+    lit_pixels_ = static_cast<long long>(apps::image_stats(rgba, o_.width, o_.height, {5, 5, 10}).lit_pixels);
     out_ << "membridge-view: wrote " << o_.out << " (" << o_.width << "x" << o_.height << ", " << lit_pixels_
          << " pixels not background)\n"
          << std::flush;
@@ -295,6 +296,10 @@ class viewer {
     result<void> written = membridge::ok();
     if (looped && settled) {
       if (drawn_ > 0) written = write_png();
+      if (written && drawn_ > 0 && window_ && !o_.screenshot.empty()) {
+        written = window_->save_screenshot(o_.screenshot).with_context("writing " + o_.screenshot);
+        if (written) out_ << "membridge-view: wrote " << o_.screenshot << " (the window's last image, overlay included)\n";
+      }
       print_summary();
     }
     window_.reset();
@@ -315,18 +320,19 @@ class viewer {
 
   const view_options& o_;
   std::ostream& out_;
-  particles::app::window_system* windows_;
+  apps::window_system* windows_;
   // Destroyed in reverse: the session (imports), the window, the renderer, then the context.
   membridge::vulkan::device_context context_;
   renderer renderer_;
-  std::optional<particles::app::window> window_;
+  std::optional<apps::window> window_;
   std::optional<window_input> input_;
   orbit camera_;
   clock_type::time_point title_at_{};
   std::uint64_t title_drawn_ = 0;
   std::unique_ptr<session> session_;
-  particles::frame_stats stats_{4096};
-  std::optional<particles::progress_printer> progress_;
+  apps::frame_stats stats_{4096};
+  apps::overlay_clock overlay_;
+  std::optional<apps::progress_printer> progress_;
   clock_type::time_point first_draw_{}, last_draw_{};
   std::optional<std::uint64_t> submitted_frame_;
   std::uint64_t drawn_ = 0;
@@ -339,7 +345,7 @@ class viewer {
 
 void request_stop() noexcept { stop_flag.store(true); }
 
-result<void> run(const view_options& options, std::ostream& out, particles::app::window_system* windows) {
+result<void> run(const view_options& options, std::ostream& out, apps::window_system* windows) {
   viewer v(options, out, windows);
   return v.run();
 }

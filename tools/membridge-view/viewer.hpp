@@ -7,7 +7,7 @@
 
 #include <ostream>
 
-namespace particles::app {
+namespace apps {
 class window_system;
 }
 
@@ -19,7 +19,7 @@ namespace membridge_view {
 /// buffer can be drawn; timeout when fewer frames than asked were drawn; Vulkan errors.
 /// Ownership: borrows `windows` (must outlive the call).
 [[nodiscard]] membridge::result<void> run(const view_options& options, std::ostream& out,
-                                          particles::app::window_system* windows);
+                                          apps::window_system* windows);
 
 /// Ends the run after the current frame (signal handlers).
 void request_stop() noexcept;

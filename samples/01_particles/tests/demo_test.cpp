@@ -47,11 +47,11 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 /// lit, 123-126 buckets, mean RGB (132, 208, 182), dominant G 64%, R 32%, B 3.8-3.9%. Asserted with
 /// wide margins: a blank, flat, shifted or channel-swapped image fails.
 void expect_disc(const std::filesystem::path& png) {
-  auto image = read_png(png);
+  auto image = apps::read_png(png);
   ASSERT_TRUE(image) << image.error().message();
   ASSERT_EQ(image->width, 1280U);
   ASSERT_EQ(image->height, 720U);
-  const image_summary s = image_stats(image->pixels, image->width, image->height, background);
+  const apps::image_summary s = apps::image_stats(image->pixels, image->width, image->height, background);
   std::printf("image: %zu lit of %zu pixels, %zu colour buckets, mean RGB %.1f %.1f %.1f, dominant R/G/B %zu/%zu/%zu\n",
               s.lit_pixels, s.pixels, s.colour_buckets, s.mean_rgb[0], s.mean_rgb[1], s.mean_rgb[2], s.dominant[0],
               s.dominant[1], s.dominant[2]);

@@ -111,8 +111,8 @@ TEST_F(particle_renderer_test, both_methods_draw_the_same_disc) {
   ASSERT_EQ(a.size(), std::size_t{width} * height * 4);
   ASSERT_EQ(b.size(), a.size());
   const auto background = splat->background_rgb8();
-  const image_summary sa = image_stats(a, width, height, background);
-  const image_summary sb = image_stats(b, width, height, background);
+  const apps::image_summary sa = apps::image_stats(a, width, height, background);
+  const apps::image_summary sb = apps::image_stats(b, width, height, background);
   std::size_t differ = 0;
   std::size_t differ_much = 0;
   for (std::size_t i = 0; i < a.size(); i += 4) {
@@ -160,7 +160,7 @@ TEST_F(particle_renderer_test, an_empty_frame_is_the_background) {
     std::vector<std::uint8_t> rgba;
     ASSERT_TRUE(r->read_back(rgba));
     const auto bg = r->background_rgb8();
-    const image_summary s = image_stats(rgba, width, height, bg, 0);
+    const apps::image_summary s = apps::image_stats(rgba, width, height, bg, 0);
     EXPECT_EQ(s.lit_pixels, 0U) << render_method_name(m);
   }
 }
@@ -194,7 +194,7 @@ TEST_F(particle_renderer_test, a_splatted_point_covers_point_size_squared_pixels
     auto r = particle_renderer::create(device(), o);
     ASSERT_TRUE(r) << r.error().message();
     const std::vector<std::uint8_t> rgba = draw(*r, {p});
-    const image_summary s = image_stats(rgba, width, height, r->background_rgb8());
+    const apps::image_summary s = apps::image_stats(rgba, width, height, r->background_rgb8());
     EXPECT_EQ(s.lit_pixels, static_cast<std::size_t>(size * size)) << "point size " << size;
     EXPECT_EQ(s.dominant[2], s.lit_pixels) << "a particle at rest is blue";
   }

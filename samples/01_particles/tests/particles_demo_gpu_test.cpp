@@ -63,12 +63,12 @@ void gpu_path_matches_cpu_path(const std::vector<std::string>& gpu_extra, const 
   ASSERT_EQ(cpu->exit_status, 0) << describe(*cpu);
   EXPECT_NE(cpu->out.find("\nvalidation: 0 messages\n"), std::string::npos) << cpu->out;
 
-  auto a = read_png(gpu_png);
-  auto b = read_png(cpu_png);
+  auto a = apps::read_png(gpu_png);
+  auto b = apps::read_png(cpu_png);
   ASSERT_TRUE(a) << a.error().message();
   ASSERT_TRUE(b) << b.error().message();
   ASSERT_EQ(a->pixels.size(), b->pixels.size());
-  const image_summary s = image_stats(a->pixels, a->width, a->height, {3, 3, 5});
+  const apps::image_summary s = apps::image_stats(a->pixels, a->width, a->height, {3, 3, 5});
   EXPECT_GT(s.lit_pixels, s.pixels / 50) << "the GPU path's image is (nearly) blank";
   std::size_t differing = 0;
   for (std::size_t i = 0; i < a->pixels.size(); i += 4)

@@ -1,7 +1,7 @@
 // membridge_heightfield_png_check FILE WIDTH HEIGHT: exit 0 when FILE is a WIDTH x HEIGHT PNG showing a
 // lit heightfield (enough pixels off the background, many shades, blue-green water dominating), 1
 // otherwise, with the reason. Used by the sample's CTest tests after a headless run.
-#include "../01_particles/png_writer.hpp"
+#include "png_writer.hpp"  // samples/common
 #include "heightfield_renderer.hpp"
 
 #include <cstdio>
@@ -13,7 +13,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s FILE WIDTH HEIGHT\n", argv[0]);
     return 2;
   }
-  const auto image = particles::read_png(argv[1]);
+  const auto image = apps::read_png(argv[1]);
   if (!image) {
     std::fprintf(stderr, "png_check: %s\n", image.error().message().c_str());
     return 1;
@@ -25,8 +25,8 @@ int main(int argc, char** argv) {
                  height);
     return 1;
   }
-  const particles::image_summary s =
-      particles::image_stats(image->pixels, image->width, image->height, heightfield::background_rgb);
+  const apps::image_summary s =
+      apps::image_stats(image->pixels, image->width, image->height, heightfield::background_rgb);
   std::printf("png_check: %s: %zu of %zu pixels lit, %zu colours, mean RGB %.0f %.0f %.0f, dominant R/G/B %zu/%zu/%zu\n",
               argv[1], s.lit_pixels, s.pixels, s.colour_buckets, s.mean_rgb[0], s.mean_rgb[1], s.mean_rgb[2],
               s.dominant[0], s.dominant[1], s.dominant[2]);

@@ -139,9 +139,9 @@ TEST(ipc_sample_gpu, producer_on_gpu_1_publishing_on_gpu_0_is_drawn_by_a_viewer_
   EXPECT_NE(r.out.find("\nvalidation: 0 messages\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("wrote " + png.string()), std::string::npos) << r.out;
 
-  auto image = read_png(png);
+  auto image = apps::read_png(png);
   ASSERT_TRUE(image) << image.error().message();
-  const image_summary s = image_stats(image->pixels, image->width, image->height, {3, 3, 5});
+  const apps::image_summary s = apps::image_stats(image->pixels, image->width, image->height, {3, 3, 5});
   std::printf("ipc across GPUs: %zu of %zu pixels lit, %zu colour buckets\n", s.lit_pixels, s.pixels,
               s.colour_buckets);
   EXPECT_GT(s.lit_pixels, s.pixels / 50) << "the viewer's image is (nearly) blank";

@@ -1,10 +1,11 @@
-// The windowed mode: GLFW loaded with dlopen (samples/common/glfw_library.hpp), a surface and swapchain,
-// and a blit of the renderer's image per frame. Device functions come from the context's
-// VolkDeviceTable, instance functions through its vkGetInstanceProcAddr (VK_NO_PROTOTYPES).
+// The Vulkan window: GLFW loaded with dlopen (glfw_library.hpp), a surface and swapchain, and a blit
+// of the renderer's image per frame (the overlay and screenshots: window_overlay.cpp). Device functions
+// come from the context's VolkDeviceTable, instance functions through its vkGetInstanceProcAddr (VK_NO_PROTOTYPES).
 #include "window.hpp"  // first: its Vulkan types come before GLFW's Vulkan declarations
 
 #include "glfw_library.hpp"  // samples/common: GLFW's header (prototypes only) and the common functions
 #include "vk_error.hpp"
+#include "window_state.hpp"
 
 #include <membridge/core/log.hpp>
 
@@ -12,32 +13,20 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <limits>
+#include <mutex>
+#include <ostream>
+#include <string_view>
 #include <utility>
 
-namespace particles::app {
+namespace apps {
 
 using membridge::errc;
 using membridge::error;
 using membridge::result;
 
 // -------------------------------------------------------------------------------- window_system ---
-
-/// The common GLFW functions and the Vulkan ones only this sample calls.
-struct window_system::functions : samples::glfw_library {
-  decltype(&::glfwVulkanSupported) vulkan_supported = nullptr;  ///< glfwVulkanSupported.
-  decltype(&::glfwGetRequiredInstanceExtensions) required_instance_extensions = nullptr;  ///< Its surface extensions.
-  decltype(&::glfwCreateWindowSurface) create_window_surface = nullptr;  ///< glfwCreateWindowSurface.
-  std::vector<std::string> extensions;  ///< What required_instance_extensions returned.
-
-  /// Loads the Vulkan functions (glfw_library::open's `load_extra`).
-  result<void> load_vulkan() {
-    MEMBRIDGE_TRY(load("glfwVulkanSupported", vulkan_supported));
-    MEMBRIDGE_TRY(load("glfwGetRequiredInstanceExtensions", required_instance_extensions));
-    MEMBRIDGE_TRY(load("glfwCreateWindowSurface", create_window_surface));
-    return membridge::ok();
-  }
-};
 
 window_system::window_system() : functions_(std::make_unique<functions>()) {}
 
@@ -61,21 +50,37 @@ result<std::unique_ptr<window_system>> window_system::open() {
 
 const std::vector<std::string>& window_system::instance_extensions() const noexcept { return functions_->extensions; }
 
+std::unique_ptr<window_system> open_windows_or_headless(const char* program, bool headless, std::ostream& out) {
+  if (headless) return nullptr;
+  auto opened = window_system::open();
+  if (opened) return std::move(*opened);
+  out << program << ": no usable display (" << opened.error().context() << "); running headless\n";
+  return nullptr;
+}
+
+membridge::vulkan::create_options app_context_options(const char* program, bool validation,
+                                                      const window_system* windows) {
+  membridge::vulkan::create_options options;
+  options.validation = validation;
+  if (validation) {
+    options.on_validation_message = [program](std::string_view message) {
+      static std::mutex lock;  // drivers may report from several threads
+      const std::scoped_lock hold(lock);
+      std::fprintf(stderr, "%s: %.*s\n", program, static_cast<int>(message.size()), message.data());
+    };
+  }
+  if (windows != nullptr) {
+    options.instance_extensions = windows->instance_extensions();
+    options.device_extensions.emplace_back(VK_KHR_SWAPCHAIN_EXTENSION_NAME);
+  }
+  return options;
+}
+
 // --------------------------------------------------------------------------------------- window ---
 
 namespace {
 
 constexpr std::uint64_t acquire_timeout_ns = 10'000'000'000ull;
-
-/// The instance-level functions a window needs.
-struct surface_api {
-  PFN_vkDestroySurfaceKHR destroy_surface = nullptr;
-  PFN_vkGetPhysicalDeviceSurfaceSupportKHR surface_support = nullptr;
-  PFN_vkGetPhysicalDeviceSurfaceCapabilitiesKHR surface_capabilities = nullptr;
-  PFN_vkGetPhysicalDeviceSurfaceFormatsKHR surface_formats = nullptr;
-  PFN_vkGetPhysicalDeviceSurfacePresentModesKHR present_modes = nullptr;
-  PFN_vkGetPhysicalDeviceFormatProperties format_properties = nullptr;
-};
 
 /// `inner` (w x h) scaled to fit in `outer` with its aspect ratio kept, centred.
 std::array<VkOffset3D, 2> fit(std::uint32_t w, std::uint32_t h, VkExtent2D outer) {
@@ -91,51 +96,13 @@ std::array<VkOffset3D, 2> fit(std::uint32_t w, std::uint32_t h, VkExtent2D outer
 
 }  // namespace
 
-struct window::state {
-  const window_system::functions* glfw = nullptr;
-  std::shared_ptr<const membridge::vulkan::detail::context_state> keep_alive;  // the device outlives us
-  VkInstance instance = VK_NULL_HANDLE;
-  VkPhysicalDevice physical_device = VK_NULL_HANDLE;
-  VkDevice device = VK_NULL_HANDLE;
-  const VolkDeviceTable* vk = nullptr;
-  membridge::vulkan::queue_info queue;
-  surface_api surface_fns;
-  GLFWwindow* handle = nullptr;
-  VkSurfaceKHR surface = VK_NULL_HANDLE;
-  VkSurfaceFormatKHR format{};
-  VkPresentModeKHR present_mode = VK_PRESENT_MODE_FIFO_KHR;
-  VkFilter filter = VK_FILTER_NEAREST;
-  VkSwapchainKHR swapchain = VK_NULL_HANDLE;
-  VkExtent2D extent{0, 0};
-  std::vector<VkImage> images;
-  std::vector<VkSemaphore> rendered;  // one per swapchain image
-  std::vector<VkSemaphore> acquired;  // one per frame slot
-  VkCommandPool pool = VK_NULL_HANDLE;
-  std::vector<VkCommandBuffer> blits;  // one per frame slot
-  bool out_of_date = false;
-  std::uint32_t generation = 0;
-
-  state() = default;
-  state(const state&) = delete;
-  state& operator=(const state&) = delete;
-  ~state();
-
-  [[nodiscard]] VkExtent2D framebuffer_size() const {
-    int w = 0;
-    int h = 0;
-    glfw->get_framebuffer_size(handle, &w, &h);
-    return {static_cast<std::uint32_t>(std::max(w, 0)), static_cast<std::uint32_t>(std::max(h, 0))};
-  }
-  result<void> choose_format();
-  result<void> make_swapchain();
-  void destroy_swapchain_objects() noexcept;
-};
-
 window::state::~state() {
   if (device != VK_NULL_HANDLE) {
     if (const VkResult rc = vk->vkDeviceWaitIdle(device); rc != VK_SUCCESS)
       membridge::log(membridge::log_level::warning, "window: vkDeviceWaitIdle: " + vk_result_name(rc));
     destroy_swapchain_objects();
+    for (host_buffer& b : panel_buffers) destroy_host_buffer(*this, b);
+    destroy_host_buffer(*this, capture);
     if (swapchain != VK_NULL_HANDLE) vk->vkDestroySwapchainKHR(device, swapchain, nullptr);
     for (VkSemaphore s : acquired) vk->vkDestroySemaphore(device, s, nullptr);
     vk->vkDestroyCommandPool(device, pool, nullptr);
@@ -203,6 +170,8 @@ result<void> window::state::make_swapchain() {
   }
   if ((caps.supportedUsageFlags & VK_IMAGE_USAGE_TRANSFER_DST_BIT) == 0)
     return error(errc::unsupported, "window: swapchain", "the surface's images cannot be transfer (blit) destinations");
+  if (screenshots && (caps.supportedUsageFlags & VK_IMAGE_USAGE_TRANSFER_SRC_BIT) == 0)
+    return error(errc::unsupported, "window: swapchain", "the surface's images cannot be copied from (screenshots)");
   std::uint32_t image_count = std::max(caps.minImageCount + 1, 3u);
   if (caps.maxImageCount != 0) image_count = std::min(image_count, caps.maxImageCount);
   VkCompositeAlphaFlagBitsKHR alpha = VK_COMPOSITE_ALPHA_OPAQUE_BIT_KHR;
@@ -223,6 +192,7 @@ result<void> window::state::make_swapchain() {
   info.imageExtent = size;
   info.imageArrayLayers = 1;
   info.imageUsage = VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+  if (screenshots) info.imageUsage |= VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
   info.imageSharingMode = VK_SHARING_MODE_EXCLUSIVE;
   info.preTransform = caps.currentTransform;
   info.compositeAlpha = alpha;
@@ -253,7 +223,7 @@ result<void> window::state::make_swapchain() {
   for (VkSemaphore& s : rendered)
     if (const VkResult r = vk->vkCreateSemaphore(device, &semaphore, nullptr, &s); r != VK_SUCCESS)
       return vk_error(r, "vkCreateSemaphore", "a swapchain image's render-done semaphore");
-  return membridge::ok();
+  return make_capture_buffer(*this);
 }
 
 window::window() noexcept = default;
@@ -264,7 +234,7 @@ window::~window() = default;
 
 result<window> window::create(window_system& system, const membridge::vulkan::device_context& context,
                               std::uint32_t width, std::uint32_t height, std::uint32_t frame_slots,
-                              const std::string& title) {
+                              const std::string& title, bool screenshots) {
   constexpr const char* call = "window::create";
   if (!context.valid() || frame_slots == 0 || width == 0 || height == 0)
     return error(errc::invalid_argument, call, "empty context, zero size or no frame slots");
@@ -277,6 +247,7 @@ result<window> window::create(window_system& system, const membridge::vulkan::de
   s->device = context.device();
   s->vk = &context.functions();
   s->queue = context.graphics_queue();
+  s->screenshots = screenshots;
   const PFN_vkGetInstanceProcAddr gipa = context.get_instance_proc_addr();
   const auto instance_fn = [&](const char* name) { return gipa(s->instance, name); };
   s->surface_fns.destroy_surface = reinterpret_cast<PFN_vkDestroySurfaceKHR>(instance_fn("vkDestroySurfaceKHR"));
@@ -290,6 +261,11 @@ result<window> window::create(window_system& system, const membridge::vulkan::de
       instance_fn("vkGetPhysicalDeviceSurfacePresentModesKHR"));
   s->surface_fns.format_properties =
       reinterpret_cast<PFN_vkGetPhysicalDeviceFormatProperties>(instance_fn("vkGetPhysicalDeviceFormatProperties"));
+  const auto memory_properties = reinterpret_cast<PFN_vkGetPhysicalDeviceMemoryProperties>(
+      instance_fn("vkGetPhysicalDeviceMemoryProperties"));
+  if (memory_properties == nullptr)
+    return error(errc::unsupported, call, "no vkGetPhysicalDeviceMemoryProperties");
+  memory_properties(s->physical_device, &s->memory_types);
   const surface_api& sf = s->surface_fns;
   if (sf.destroy_surface == nullptr || sf.surface_support == nullptr || sf.surface_capabilities == nullptr ||
       sf.surface_formats == nullptr || sf.present_modes == nullptr || sf.format_properties == nullptr)
@@ -352,6 +328,7 @@ result<window> window::create(window_system& system, const membridge::vulkan::de
   for (VkSemaphore& sem : s->acquired)
     if (const VkResult rc = s->vk->vkCreateSemaphore(s->device, &semaphore, nullptr, &sem); rc != VK_SUCCESS)
       return vk_error(rc, "vkCreateSemaphore", "a swapchain acquire semaphore");
+  MEMBRIDGE_TRY(make_overlay_buffers(*s));
   MEMBRIDGE_TRY(s->make_swapchain());
   return window(std::move(s));
 }
@@ -422,27 +399,15 @@ result<std::optional<present_job>> window::begin_frame(std::uint32_t slot, VkIma
   if (const VkResult r = vk.vkBeginCommandBuffer(cmd, &begin); r != VK_SUCCESS)
     return vk_error(r, "vkBeginCommandBuffer");
   const VkImageSubresourceRange range{VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-  VkImageMemoryBarrier barrier{};
-  barrier.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER;
-  barrier.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-  barrier.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-  barrier.image = target;
-  barrier.subresourceRange = range;
+  constexpr VkImageLayout dst_layout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
   // The acquire semaphore is waited at TRANSFER: the transition runs after the image is ours.
-  barrier.srcAccessMask = 0;
-  barrier.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-  barrier.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;
-  barrier.newLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
-  vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0,
-                          nullptr, 1, &barrier);
+  image_barrier(s, cmd, target, 0, VK_ACCESS_TRANSFER_WRITE_BIT, VK_IMAGE_LAYOUT_UNDEFINED, dst_layout,
+                VK_PIPELINE_STAGE_TRANSFER_BIT);
   const VkClearColorValue black{{0.0f, 0.0f, 0.0f, 1.0f}};
-  vk.vkCmdClearColorImage(cmd, target, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &black, 1, &range);
-  barrier.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;  // the clear before the blit (bars stay black)
-  barrier.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-  barrier.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
-  barrier.newLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
-  vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0,
-                          nullptr, 1, &barrier);
+  vk.vkCmdClearColorImage(cmd, target, dst_layout, &black, 1, &range);
+  // The clear before the blit (bars stay black).
+  image_barrier(s, cmd, target, VK_ACCESS_TRANSFER_WRITE_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, dst_layout, dst_layout,
+                VK_PIPELINE_STAGE_TRANSFER_BIT);
   // The renderer's frame (splat or points) made its writes visible to transfer reads and left the
   // image in TRANSFER_SRC_OPTIMAL (particle_renderer.hpp).
   VkImageBlit blit{};
@@ -455,12 +420,7 @@ result<std::optional<present_job>> window::begin_frame(std::uint32_t slot, VkIma
   blit.dstOffsets[1] = dst[1];
   vk.vkCmdBlitImage(cmd, source, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, target, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1,
                     &blit, s.filter);
-  barrier.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-  barrier.dstAccessMask = 0;  // presentation is ordered by the render-done semaphore
-  barrier.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
-  barrier.newLayout = VK_IMAGE_LAYOUT_PRESENT_SRC_KHR;
-  vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 0, 0, nullptr, 0,
-                          nullptr, 1, &barrier);
+  record_frame_end(s, cmd, slot, target);  // the overlay, the screenshot copy, then PRESENT_SRC
   if (const VkResult r = vk.vkEndCommandBuffer(cmd); r != VK_SUCCESS) return vk_error(r, "vkEndCommandBuffer");
   return std::optional<present_job>{present_job{s.acquired[slot], s.rendered[index], cmd, index}};
 }
@@ -486,4 +446,4 @@ result<void> window::present(const present_job& job) {
 
 void* window::native() const noexcept { return state_ ? state_->handle : nullptr; }
 
-}  // namespace particles::app
+}  // namespace apps

@@ -19,7 +19,7 @@
 #include <memory>
 #include <string>
 
-namespace particles {
+namespace apps {
 
 namespace {
 
@@ -108,4 +108,4 @@ image_summary image_stats(std::span<const std::uint8_t> rgba, std::uint32_t widt
   return s;
 }
 
-}  // namespace particles
+}  // namespace apps

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace membridge_view {
+namespace apps {
 
 namespace {
 
@@ -58,4 +58,4 @@ void window_input::set_title(const std::string& title) const {
   if (window_ != nullptr) set_title_(window_, title.c_str());
 }
 
-}  // namespace membridge_view
+}  // namespace apps

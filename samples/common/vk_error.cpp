@@ -3,7 +3,7 @@
 
 #include <utility>
 
-namespace particles {
+namespace apps {
 
 std::string vk_result_name(VkResult result) {
   switch (result) {
@@ -66,4 +66,4 @@ membridge::error vk_error(VkResult result, std::string call, std::string context
                                        vk_result_name(result), std::move(call), std::move(context), where);
 }
 
-}  // namespace particles
+}  // namespace apps

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <sstream>
 
-namespace particles {
+namespace apps {
 namespace {
 
 using namespace std::chrono_literals;
@@ -76,4 +76,4 @@ TEST(frame_stats, progress_printer_prints_every_interval_over_new_frames) {
 }
 
 }  // namespace
-}  // namespace particles
+}  // namespace apps

@@ -1,4 +1,4 @@
-// samples/01_particles/frame_stats.hpp: frame times of a run (median, p99, mean FPS) and a progress
+// samples/common/frame_stats.hpp: frame times of a run (median, p99, mean FPS) and a progress
 // line printed every few seconds during long runs.
 #pragma once
 
@@ -9,7 +9,17 @@
 #include <string>
 #include <vector>
 
-namespace particles {
+namespace apps {
+
+/// Milliseconds from `from` to `to`.
+[[nodiscard]] inline double ms_between(std::chrono::steady_clock::time_point from,
+                                       std::chrono::steady_clock::time_point to) {
+  return std::chrono::duration<double, std::milli>(to - from).count();
+}
+/// Milliseconds from `start` to now.
+[[nodiscard]] inline double ms_since(std::chrono::steady_clock::time_point start) {
+  return ms_between(start, std::chrono::steady_clock::now());
+}
 
 /// Order statistics of some frame times. NaN fields (count 0) for no frames.
 struct frame_summary {
@@ -75,4 +85,4 @@ class progress_printer {
   std::size_t printed_up_to_ = 0;
 };
 
-}  // namespace particles
+}  // namespace apps

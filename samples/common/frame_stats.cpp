@@ -8,7 +8,7 @@
 #include <numeric>
 #include <ostream>
 
-namespace particles {
+namespace apps {
 
 double percentile(std::span<const double> values, double fraction) {
   if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
@@ -69,4 +69,4 @@ bool progress_printer::tick(const frame_stats& stats, std::chrono::steady_clock:
   return true;
 }
 
-}  // namespace particles
+}  // namespace apps

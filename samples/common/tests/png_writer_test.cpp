@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <string>
 
-namespace particles {
+namespace apps {
 namespace {
 
 using membridge::errc;
@@ -141,4 +141,4 @@ TEST(image_stats, a_size_mismatch_gives_an_empty_summary) {
 }
 
 }  // namespace
-}  // namespace particles
+}  // namespace apps

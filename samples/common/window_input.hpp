@@ -1,6 +1,6 @@
-// tools/membridge-view/window_input.hpp: the mouse and title of membridge-view's window: drag with the
-// left button to orbit, the wheel to zoom, statistics in the title. GLFW's functions are looked up in
-// libglfw.so.3, which the window (sample 01's, loaded at run time) already opened.
+// samples/common/window_input.hpp: the mouse and title of a window (membridge-view's, samples 01 and
+// 03's): drag with the left button to orbit, the wheel to zoom. GLFW's functions are looked up in
+// libglfw.so.3, which the window (window.hpp, loaded at run time) already opened.
 #pragma once
 
 #include <membridge/core/result.hpp>
@@ -11,7 +11,7 @@
 
 #include <string>
 
-namespace membridge_view {
+namespace apps {
 
 /// The orbit camera's state the mouse changes.
 struct orbit {
@@ -46,4 +46,4 @@ class window_input {
   double last_x_ = 0.0, last_y_ = 0.0;
 };
 
-}  // namespace membridge_view
+}  // namespace apps

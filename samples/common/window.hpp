@@ -1,6 +1,7 @@
-// samples/01_particles/window.hpp: the windowed mode of membridge_particles: a GLFW window (GLFW is
-// loaded at run time, so the binary starts on machines without it, e.g. a headless GPU server), a
-// Vulkan surface and swapchain, and per frame a blit of the renderer's image into the swapchain image.
+// samples/common/window.hpp: the Vulkan window of the samples and membridge-view: a GLFW window (GLFW
+// is loaded at run time, so binaries start on machines without it, e.g. a headless GPU server), a
+// Vulkan surface and swapchain, and per frame a blit of the renderer's image into the swapchain image,
+// the overlay (a text panel: frame statistics, sizes drawn) on top, and on request a screenshot.
 #pragma once
 
 #include <membridge/core/result.hpp>
@@ -9,12 +10,14 @@
 #include <vulkan/vulkan_core.h>
 
 #include <cstdint>
+#include <filesystem>
+#include <iosfwd>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-namespace particles::app {
+namespace apps {
 
 /// GLFW, loaded from libglfw.so.3 and initialised on a display. glfwTerminate()s when destroyed.
 /// One per process; not movable (GLFW is process-global).
@@ -42,6 +45,19 @@ class window_system {
   std::unique_ptr<functions> functions_;
 };
 
+/// The windows of a run that wants them (`headless` false): GLFW opened on the display, or null
+/// after printing `<program>: no usable display (<reason>); running headless` to `out` when there is
+/// none (the run then goes headless). Null without a word when `headless`.
+[[nodiscard]] std::unique_ptr<window_system> open_windows_or_headless(const char* program, bool headless,
+                                                                      std::ostream& out);
+
+/// Vulkan context options for an app: with `validation`, the Khronos layer on and each message
+/// printed to stderr as `<program>: <message>` (and counted by the context); with `windows`, the
+/// surface's instance extensions and VK_KHR_swapchain. Ownership: `program` must outlive the context
+/// (a string literal).
+[[nodiscard]] membridge::vulkan::create_options app_context_options(const char* program, bool validation,
+                                                                    const window_system* windows);
+
 /// What one frame presents: wait for `acquired` (at TRANSFER) before `blit` runs, signal `rendered`
 /// when the submission completes, then call window::present().
 struct present_job {
@@ -62,13 +78,16 @@ class window {
  public:
   /// Opens a `width` x `height` window titled `title` and makes its surface and swapchain for
   /// `context` (which must have been created with system.instance_extensions() and VK_KHR_swapchain).
-  /// `frame_slots` is how many frames the caller keeps in flight (the renderer's slots).
+  /// `frame_slots` is how many frames the caller keeps in flight (the renderer's slots). With
+  /// `screenshots`, every presented image is also copied to host memory for save_screenshot().
   /// Errors: unsupported when the graphics queue cannot present to the window or the surface lacks
-  /// what the blit needs (TRANSFER_DST usage, blittable format); Vulkan errors.
+  /// what the blit needs (TRANSFER_DST usage, blittable format; TRANSFER_SRC for screenshots); Vulkan
+  /// errors.
   [[nodiscard]] static membridge::result<window> create(window_system& system,
                                                         const membridge::vulkan::device_context& context,
                                                         std::uint32_t width, std::uint32_t height,
-                                                        std::uint32_t frame_slots, const std::string& title);
+                                                        std::uint32_t frame_slots, const std::string& title,
+                                                        bool screenshots = false);
 
   window() noexcept;
   window(window&&) noexcept;
@@ -93,6 +112,15 @@ class window {
   /// suboptimal swapchains are recreated at the next begin_frame().
   [[nodiscard]] membridge::result<void> present(const present_job& job);
 
+  /// The overlay's text from the next begin_frame() on: drawn (overlay_text.hpp) into a panel in the
+  /// top-left corner of every presented image. No lines, no overlay.
+  void set_overlay(std::vector<std::string> lines);
+  /// Writes the last presented image (what the window shows, overlay included) to `path` as a PNG,
+  /// after waiting for the device to be idle.
+  /// Errors: invalid_argument when the window was made without screenshots or presented nothing;
+  /// the PNG writer's; Vulkan errors.
+  [[nodiscard]] membridge::result<void> save_screenshot(const std::filesystem::path& path);
+
   /// The swapchain's size now (0x0 while minimised).
   [[nodiscard]] VkExtent2D extent() const noexcept;
   /// Swapchains created so far (1 + recreations).
@@ -102,10 +130,11 @@ class window {
   /// The GLFW window (a GLFWwindow*), for input and the title (membridge-view). Ownership: owned by the window.
   [[nodiscard]] void* native() const noexcept;
 
+  struct state;  ///< Internal (window_state.hpp).
+
  private:
-  struct state;
   explicit window(std::unique_ptr<state> s) noexcept;
   std::unique_ptr<state> state_;
 };
 
-}  // namespace particles::app
+}  // namespace apps

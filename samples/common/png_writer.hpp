@@ -1,4 +1,4 @@
-// samples/01_particles/png_writer.hpp: RGBA8 images to and from PNG files (stb_image_write /
+// samples/common/png_writer.hpp: RGBA8 images to and from PNG files (stb_image_write /
 // stb_image), and the statistics tests use to check that a rendered image is not blank.
 #pragma once
 
@@ -11,7 +11,7 @@
 #include <span>
 #include <vector>
 
-namespace particles {
+namespace apps {
 
 /// An RGBA8 image, rows top to bottom, 4 bytes per pixel, no padding.
 struct rgba_image {
@@ -45,4 +45,4 @@ struct image_summary {
 [[nodiscard]] image_summary image_stats(std::span<const std::uint8_t> rgba, std::uint32_t width, std::uint32_t height,
                                         std::array<std::uint8_t, 3> background, int threshold = 24);
 
-}  // namespace particles
+}  // namespace apps
