@@ -37,9 +37,8 @@ namespace cu = membridge::cuda;
 namespace gpu = membridge::testing::gpu;
 namespace mt = membridge::testing;
 using membridge::errc;
+using membridge::testing::as_ptr;
 using membridge::testing::gpu_test;
-
-void* as_ptr(CUdeviceptr p) { return reinterpret_cast<void*>(static_cast<std::uintptr_t>(p)); }
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
@@ -101,6 +100,37 @@ class compressible_gpu_test : public gpu_test {
     }
     if (!memory->compressed()) not_run = "the driver granted plain memory for a compressible request";
     return memory;
+  }
+
+  /// A compressed chunk for another process or API: its exported fd, the chunk mapped here, its size.
+  struct shared_chunk {
+    membridge::os::shareable_handle fd;
+    mapped_chunk chunk;
+    std::size_t size = 0;
+  };
+
+  /// Makes a compressed 32 MiB chunk, exports it as an fd, maps it here and fills it with pattern
+  /// `seed`; or ends the test: not run when the driver cannot make or export one (an export refusal
+  /// must be `unsupported`), failed on any other error. The caller returns when IsSkipped() or
+  /// HasFatalFailure().
+  void share_compressed_chunk(std::uint32_t seed, shared_chunk& out) {
+    std::string not_run;
+    auto memory = shareable_compressed_chunk(32_MiB, not_run);
+    if (!not_run.empty()) GTEST_SKIP() << "not run: " << not_run;
+    MB_OK(memory);
+    const auto granularity = cu::allocation_granularity(dev_, shareable_compressible).value();
+    auto fd = memory->export_fd();
+    if (!fd) {
+      EXPECT_EQ(fd.error().code(), errc::unsupported) << fd.error().message();
+      GTEST_SKIP() << "not run: " << fd.error().message();
+    }
+    out.size = memory->size();
+    auto chunk = map_chunk(dev_, std::move(*memory), granularity);
+    MB_OK(chunk);
+    MB_CUDA_OK(gpu::fill_pattern(chunk->data(), out.size, seed));
+    MB_CUDA_OK(cudaDeviceSynchronize());
+    out.fd = std::move(fd).value();
+    out.chunk = std::move(chunk).value();
   }
 };
 
@@ -198,10 +228,7 @@ struct import_reply {
 };
 
 import_reply child_failure(std::int32_t status, const std::string& why) {
-  import_reply r{};
-  r.status = status;
-  std::snprintf(r.message, sizeof r.message, "%s", why.c_str());
-  return r;
+  return mt::failed_reply<import_reply>(status, why);
 }
 
 import_reply import_in_child(const import_request& q, membridge::os::borrowed_fd fd) {
@@ -224,39 +251,20 @@ import_reply import_in_child(const import_request& q, membridge::os::borrowed_fd
   return r;
 }
 
-int import_compressed_child(const std::vector<std::string>&) {
-  auto in = mt::receive_message(mt::child_socket(), sizeof(import_request), 60s);
-  if (!in || in->fds.size() != 1 || in->payload.size() != sizeof(import_request)) return 20;
-  import_request q{};
-  std::memcpy(&q, in->payload.data(), sizeof q);
-  const import_reply r = import_in_child(q, in->fds[0]);
-  in->fds.clear();
-  return mt::send_value(mt::child_socket(), r) ? 0 : 21;
-}
+int import_compressed_child(const std::vector<std::string>&) { return mt::answer_one_request(&import_in_child); }
 const mt::child_role import_compressed_role("import_compressed", &import_compressed_child);
 
 TEST_F(compressible_gpu_test, a_compressed_chunk_reaches_another_process) {
-  std::string not_run;
-  auto memory = shareable_compressed_chunk(32_MiB, not_run);
-  if (!not_run.empty()) GTEST_SKIP() << "not run: " << not_run;
-  MB_OK(memory);
-  const auto granularity = cu::allocation_granularity(dev_, shareable_compressible).value();
-  auto fd = memory->export_fd();
-  if (!fd) {
-    EXPECT_EQ(fd.error().code(), errc::unsupported) << fd.error().message();
-    GTEST_SKIP() << "not run: " << fd.error().message();
-  }
-  const std::size_t size = memory->size();
-  auto chunk = map_chunk(dev_, std::move(*memory), granularity);
-  MB_OK(chunk);
-  MB_CUDA_OK(gpu::fill_pattern(chunk->data(), size, 0xF00D));
-  MB_CUDA_OK(cudaDeviceSynchronize());
+  shared_chunk shared;
+  share_compressed_chunk(0xF00D, shared);
+  if (IsSkipped() || HasFatalFailure()) return;
+  auto& [fd, chunk, size] = shared;
 
   auto child = mt::spawn_child("import_compressed");
   MB_OK(child);
-  const std::array<membridge::os::borrowed_fd, 1> fds{*fd};
+  const std::array<membridge::os::borrowed_fd, 1> fds{fd};
   MB_OK(mt::send_value(child->socket(), import_request{size, 0xF00D, 0xBEEF}, fds));
-  fd->reset();
+  fd.reset();
   auto answer = mt::receive_message(child->socket(), sizeof(import_reply), 120s);
   MB_OK(answer);
   ASSERT_EQ(answer->payload.size(), sizeof(import_reply));
@@ -270,35 +278,24 @@ TEST_F(compressible_gpu_test, a_compressed_chunk_reaches_another_process) {
          (r.compressed != 0 ? "compressed" : "NOT compressed") + "; " + std::to_string(r.wrong_words) +
          " wrong words");
   EXPECT_EQ(r.wrong_words, 0u) << "the other process did not see this process's data";
-  EXPECT_EQ(mismatches(chunk->data(), size, 0xBEEF), 0u) << "the other process's writes are not here";
+  EXPECT_EQ(mismatches(chunk.data(), size, 0xBEEF), 0u) << "the other process's writes are not here";
 }
 
 // ------------------------------------------------------------------------------------- Vulkan ---
 
 #ifdef MEMBRIDGE_GPU_TESTS_HAVE_VULKAN
 TEST_F(compressible_gpu_test, a_compressed_chunk_imports_into_vulkan) {
-  std::string not_run;
-  auto memory = shareable_compressed_chunk(32_MiB, not_run);
-  if (!not_run.empty()) GTEST_SKIP() << "not run: " << not_run;
-  MB_OK(memory);
-  const auto granularity = cu::allocation_granularity(dev_, shareable_compressible).value();
-  auto fd = memory->export_fd();
-  if (!fd) {
-    EXPECT_EQ(fd.error().code(), errc::unsupported) << fd.error().message();
-    GTEST_SKIP() << "not run: " << fd.error().message();
-  }
-  const std::size_t size = memory->size();
-  auto chunk = map_chunk(dev_, std::move(*memory), granularity);
-  MB_OK(chunk);
-  MB_CUDA_OK(gpu::fill_pattern(chunk->data(), size, 0x7777));
-  MB_CUDA_OK(cudaDeviceSynchronize());
+  shared_chunk shared;
+  share_compressed_chunk(0x7777, shared);
+  if (IsSkipped() || HasFatalFailure()) return;
+  auto& [fd, chunk, size] = shared;
 
   membridge::vulkan::create_options options;
   options.uuid = dev_.uuid();
   auto vk = mt::make_validated_context(options);
   MB_OK(vk);
   {
-    auto buffer = membridge::vulkan::shared_buffer::import(vk->context, *fd, {.allocation_size = size});
+    auto buffer = membridge::vulkan::shared_buffer::import(vk->context, fd, {.allocation_size = size});
     if (!buffer) {
       // Vulkan's answer, categorised (never a crash); the test reports it as the driver's refusal.
       report("Vulkan refused the compressed chunk: " + buffer.error().message());
@@ -325,7 +322,7 @@ TEST_F(compressible_gpu_test, a_compressed_chunk_imports_into_vulkan) {
            "); Vulkan read " + std::to_string(wrong) + " wrong words of CUDA's pattern");
     EXPECT_EQ(wrong, 0u) << "Vulkan does not see CUDA's data in compressed memory";
     unsigned long long not_fill = ~0ULL;
-    MB_CUDA_OK(gpu::count_not_equal(chunk->data(), size, 0x5A5A5A5Au, not_fill));
+    MB_CUDA_OK(gpu::count_not_equal(chunk.data(), size, 0x5A5A5A5Au, not_fill));
     EXPECT_EQ(not_fill, 0u) << "CUDA does not see Vulkan's fill of compressed memory";
   }
   vk->context = membridge::vulkan::device_context();

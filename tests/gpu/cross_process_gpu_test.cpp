@@ -37,12 +37,7 @@ struct chunk_reply {
   char message[400];
 };
 
-chunk_reply fail(std::int32_t status, const std::string& why) {
-  chunk_reply r{};
-  r.status = status;
-  std::snprintf(r.message, sizeof r.message, "%s", why.c_str());
-  return r;
-}
+chunk_reply fail(std::int32_t status, const std::string& why) { return mt::failed_reply<chunk_reply>(status, why); }
 
 // The child's work: import the received fd into its own CUDA context and address space.
 chunk_reply import_and_check(const chunk_request& q, membridge::os::borrowed_fd fd) {
@@ -66,15 +61,7 @@ chunk_reply import_and_check(const chunk_request& q, membridge::os::borrowed_fd 
   return r;
 }
 
-int import_chunk_child(const std::vector<std::string>&) {
-  auto in = mt::receive_message(mt::child_socket(), sizeof(chunk_request), 60s);
-  if (!in || in->fds.size() != 1 || in->payload.size() != sizeof(chunk_request)) return 20;
-  chunk_request q{};
-  std::memcpy(&q, in->payload.data(), sizeof q);
-  const chunk_reply r = import_and_check(q, in->fds[0]);
-  in->fds.clear();  // close the received fd before answering
-  return mt::send_value(mt::child_socket(), r) ? 0 : 21;
-}
+int import_chunk_child(const std::vector<std::string>&) { return mt::answer_one_request(&import_and_check); }
 const mt::child_role import_chunk_role("import_chunk", &import_chunk_child);
 
 // Sends one exported chunk to a fresh child and returns its reply.

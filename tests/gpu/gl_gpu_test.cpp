@@ -35,7 +35,6 @@
 #include <cstdio>
 #include <iostream>
 #include <optional>
-#include <random>
 #include <span>
 #include <string>
 #include <thread>
@@ -157,12 +156,6 @@ class gl_scratch_buffer {
 
 // ------------------------------------------------------------------------------------------------
 // Host-side checks.
-
-/// A fresh seed for every pattern (printed in failure messages), so no test passes on stale bytes.
-std::uint32_t fresh_seed() {
-  static std::mt19937 engine{std::random_device{}()};
-  return static_cast<std::uint32_t>(engine());
-}
 
 /// Host words compared with gpu::pattern (the function the CUDA kernels use): the count of words
 /// that differ and the first few, as "word i (x, y): got 0x.., want 0x..".
@@ -395,14 +388,11 @@ TEST_F(gl_gpu_test, the_gl_context_is_on_the_cuda_gpu_and_reports_its_capabiliti
 
 TEST_F(gl_gpu_test, buffer_cuda_writes_gl_reads_and_gl_writes_cuda_reads) {
   constexpr std::size_t size = 64_MiB;
-  auto buffer = cuda::growable_buffer::create(dev_, {.size = size, .max_size = size});
-  MB_OK(buffer);
-  ASSERT_EQ(buffer->chunk_count(), 1U);
-  MB_CUDA_OK(cudaMemset(buffer->data(), 0xEE, buffer->capacity()));  // poison
-  MB_CUDA_OK(cudaDeviceSynchronize());
-  auto chunk = buffer->export_chunk(0);
-  MB_OK(chunk);
-  auto view = gl::buffer::import(gl(), chunk->fd, {.size = chunk->size}, size);
+  poisoned_chunk made;
+  make_poisoned_chunk(size, made);
+  if (HasFatalFailure()) return;
+  auto& [buffer, chunk] = made;
+  auto view = gl::buffer::import(gl(), chunk.fd, {.size = chunk.size}, size);
   MB_OK(view);
   ASSERT_EQ(view->size(), size);
   // A second buffer over the same chunk at an offset: a window 16 MiB long starting at 40 MiB.
@@ -413,7 +403,7 @@ TEST_F(gl_gpu_test, buffer_cuda_writes_gl_reads_and_gl_writes_cuda_reads) {
 
   // CUDA writes, GL reads (the whole buffer, and the window at its offset).
   const std::uint32_t cuda_seed = fresh_seed();
-  MB_CUDA_OK(gpu::fill_pattern(buffer->data(), size, cuda_seed));
+  MB_CUDA_OK(gpu::fill_pattern(buffer.data(), size, cuda_seed));
   MB_CUDA_OK(cudaDeviceSynchronize());
   std::vector<std::uint32_t> host(size / 4, 0xDEADBEEFU);
   MB_OK(view->read(0, host.data(), size));
@@ -429,7 +419,7 @@ TEST_F(gl_gpu_test, buffer_cuda_writes_gl_reads_and_gl_writes_cuda_reads) {
   for (std::size_t i = 0; i < host.size(); ++i) host[i] = gpu::pattern(i, gl_seed);
   MB_OK(view->write(0, host.data(), size));
   MB_OK(gl().finish());
-  EXPECT_EQ(mismatches(buffer->data(), size, gl_seed), 0U) << "CUDA read of GL's writes, seed " << gl_seed;
+  EXPECT_EQ(mismatches(buffer.data(), size, gl_seed), 0U) << "CUDA read of GL's writes, seed " << gl_seed;
 
   const std::uint32_t window_seed = fresh_seed();
   constexpr std::size_t at = 4_MiB + 12;  // inside the window
@@ -438,11 +428,11 @@ TEST_F(gl_gpu_test, buffer_cuda_writes_gl_reads_and_gl_writes_cuda_reads) {
   for (std::size_t i = 0; i < piece.size(); ++i) piece[i] = gpu::pattern(i, window_seed);
   MB_OK(window->write(at, piece.data(), bytes));
   MB_OK(gl().finish());
-  EXPECT_EQ(mismatches(buffer->data<unsigned char>() + window_offset + at, bytes, window_seed), 0U)
+  EXPECT_EQ(mismatches(buffer.data<unsigned char>() + window_offset + at, bytes, window_seed), 0U)
       << "CUDA read of GL's write through the window";
   // Bytes around the written range still hold GL's first pattern.
-  EXPECT_EQ(mismatches(buffer->data<unsigned char>() + window_offset, at, gl_seed, window_offset / 4), 0U);
-  EXPECT_EQ(mismatches(buffer->data<unsigned char>() + window_offset + at + bytes, 1_MiB, gl_seed,
+  EXPECT_EQ(mismatches(buffer.data<unsigned char>() + window_offset, at, gl_seed, window_offset / 4), 0U);
+  EXPECT_EQ(mismatches(buffer.data<unsigned char>() + window_offset + at + bytes, 1_MiB, gl_seed,
                        (window_offset + at + bytes) / 4),
             0U);
 }
@@ -816,6 +806,15 @@ class gl_growth_gpu_test : public gl_gpu_test {
     std::uint64_t value = 0;
   };
 
+  /// A handoff whose semaphore is made on `context` and imported into `gl_context`.
+  static result<handoff> make_handoff(const vulkan::device_context& context, const gl::context& gl_context) {
+    handoff h;
+    MEMBRIDGE_TRY_ASSIGN(h.vk, vulkan::timeline_semaphore::create(context, 0, true));
+    MEMBRIDGE_TRY_ASSIGN(auto fd, h.vk.export_fd());
+    MEMBRIDGE_TRY_ASSIGN(h.gl, gl::semaphore::import(gl_context, fd, gl::semaphore_kind::timeline));
+    return h;
+  }
+
   static std::vector<unsigned int> names_of(const gl::chunked_buffer& view) {
     std::vector<unsigned int> names;
     for (const gl::buffer_segment& seg : view.segments()) names.push_back(seg.buffer);
@@ -866,13 +865,9 @@ class gl_growth_gpu_test : public gl_gpu_test {
     process_gl& state = shared_gl(dev_);
     ASSERT_TRUE(state.vulkan.has_value()) << "no Vulkan device for the handoff semaphore";
     ASSERT_TRUE(gl().capabilities().semaphore_import() && gl().capabilities().timeline_semaphore);
-    auto vk_sem = vulkan::timeline_semaphore::create(*state.vulkan, 0, true);
-    MB_OK(vk_sem);
-    auto sem_fd = vk_sem->export_fd();
-    MB_OK(sem_fd);
-    auto gl_sem = gl::semaphore::import(gl(), *sem_fd, gl::semaphore_kind::timeline);
-    MB_OK(gl_sem);
-    handoff h{std::move(*vk_sem), std::move(*gl_sem), 0};
+    auto made = make_handoff(*state.vulkan, gl());
+    MB_OK(made);
+    handoff& h = *made;
     cuda::chunk_policy policy;
     policy.min_chunk = 64_MiB;
     policy.max_chunk = 256_MiB;
@@ -963,13 +958,9 @@ TEST_F(gl_growth_gpu_test, growth_reaches_gl_in_the_default_mode) { grow_twice(g
 TEST_F(gl_growth_gpu_test, growth_ahead_of_need_reaches_gl_at_once_and_a_shrink_follows) {
   process_gl& state = shared_gl(dev_);
   ASSERT_TRUE(state.vulkan.has_value()) << "no Vulkan device for the handoff semaphore";
-  auto vk_sem = vulkan::timeline_semaphore::create(*state.vulkan, 0, true);
-  MB_OK(vk_sem);
-  auto sem_fd = vk_sem->export_fd();
-  MB_OK(sem_fd);
-  auto gl_sem = gl::semaphore::import(gl(), *sem_fd, gl::semaphore_kind::timeline);
-  MB_OK(gl_sem);
-  handoff h{std::move(*vk_sem), std::move(*gl_sem), 0};
+  auto made = make_handoff(*state.vulkan, gl());
+  MB_OK(made);
+  handoff& h = *made;
   auto buffer = cuda::growable_buffer::create(dev_, {.size = 64_MiB, .max_size = 1_GiB, .chunks = {.max_chunk = 64_MiB}});
   MB_OK(buffer);
   MB_CUDA_OK(cudaMemset(buffer->data(), 0xEE, buffer->capacity()));

@@ -1,8 +1,7 @@
 // gpu tier, Vulkan: CUDA and Vulkan on one H100 sharing VMM memory (buffers, linear and optimal
 // images, optimal images seen from CUDA as arrays, growth across a chunk boundary) and a
 // timeline-ordered frame loop; data checked every time.
-#include "gpu_test.hpp"
-#include "vulkan_test.hpp"
+#include "vulkan_gpu_fixture.hpp"
 
 #include <membridge/core/units.hpp>
 #include <membridge/cuda/external_memory.hpp>
@@ -26,43 +25,8 @@ namespace {
 using namespace membridge::literals;
 using namespace std::chrono_literals;
 
-class vulkan_gpu_test : public gpu_test {
+class vulkan_gpu_test : public vulkan_gpu_fixture {
  protected:
-  void SetUp() override {
-    gpu_test::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    vulkan::create_options options;
-    options.uuid = dev_.uuid();
-    auto made = make_validated_context(options);
-    ASSERT_TRUE(made) << made.error().message();
-    vk = std::move(made).value();
-  }
-  void TearDown() override {
-    if (!dev_.valid()) return;  // skipped: no GPU
-    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    vk.context = vulkan::device_context();
-    const std::lock_guard<std::mutex> guard(*vk.lock);
-    for (const auto& m : *vk.messages) ADD_FAILURE() << m;
-  }
-  const VolkDeviceTable& fn() const { return vk.context.functions(); }
-
-  // Copies `size` bytes at `offset` of `buffer` into `staging` (at 0) and waits.
-  void read_back(VkBuffer buffer, std::size_t offset, std::size_t size, const staging_buffer& staging) {
-    ASSERT_TRUE(run_commands(vk.context, [&](VkCommandBuffer cb) {
-      full_barrier(vk.context, cb);
-      const VkBufferCopy region{offset, 0, size};
-      fn().vkCmdCopyBuffer(cb, buffer, staging.get(), 1, &region);
-      full_barrier(vk.context, cb);
-    }));
-  }
-  static std::size_t host_mismatches(const std::uint32_t* words, std::size_t count, std::uint32_t seed,
-                                     std::uint64_t first_word = 0) {
-    std::size_t bad = 0;
-    for (std::size_t i = 0; i < count; ++i)
-      if (words[i] != gpu::pattern(first_word + i, seed)) ++bad;
-    return bad;
-  }
-
   // A barrier on the colour subresource of `image` (see vulkan_test.hpp).
   void image_barrier(VkCommandBuffer cb, VkImage image, VkImageLayout from, VkImageLayout to) const {
     testing::image_barrier(vk.context, cb, image, from, to);
@@ -113,17 +77,14 @@ class vulkan_gpu_test : public gpu_test {
     const vulkan::image_info info{.format = VK_FORMAT_R8G8B8A8_UNORM, .width = width, .height = height, .usage = usage};
     auto req = vulkan::shared_image::requirements(vk.context, info);
     MB_OK(req);
-    auto buffer = cuda::growable_buffer::create(dev_, {.size = req->size, .max_size = req->size});
-    MB_OK(buffer);
-    ASSERT_EQ(buffer->chunk_count(), 1U);
-    MB_CUDA_OK(cudaMemset(buffer->data(), 0xEE, buffer->capacity()));  // poison
-    MB_CUDA_OK(cudaDeviceSynchronize());
-    auto chunk = buffer->export_chunk(0);
-    MB_OK(chunk);
-    auto image = vulkan::shared_image::import(vk.context, chunk->fd, chunk->size, info);
+    poisoned_chunk made;
+    make_poisoned_chunk(req->size, made);
+    if (HasFatalFailure()) return;
+    auto& [buffer, chunk] = made;
+    auto image = vulkan::shared_image::import(vk.context, chunk.fd, chunk.size, info);
     MB_OK(image);
     // The same chunk's fd into CUDA; a driver that refuses a VMM export here fails the test with its code.
-    auto memory = cuda::external_memory::import(dev_, chunk->fd, chunk->size, req->dedicated_required);
+    auto memory = cuda::external_memory::import(dev_, chunk.fd, chunk.size, req->dedicated_required);
     MB_OK(memory);
     cuda::array_format format{CU_AD_FORMAT_UNSIGNED_INT8, 4, width, height};
     format.color_attachment = color_attachment;
@@ -134,7 +95,7 @@ class vulkan_gpu_test : public gpu_test {
     char setup_text[256];
     std::snprintf(setup_text, sizeof setup_text,
                   "image usage 0x%x, array flags SURFACE_LDST%s, image needs %zu bytes of a %zu-byte chunk%s",
-                  image->info().usage, color_attachment ? "|COLOR_ATTACHMENT" : "", req->size, chunk->size,
+                  image->info().usage, color_attachment ? "|COLOR_ATTACHMENT" : "", req->size, chunk.size,
                   req->dedicated_required ? ", dedicated import" : "");
     const std::string setup = setup_text;
     auto staging = staging_buffer::create(vk.context, texels * 4);
@@ -150,7 +111,7 @@ class vulkan_gpu_test : public gpu_test {
     MB_CUDA_OK(gpu::fill_surface_pattern(surface->native(), width, height, cuda_seed));
     MB_CUDA_OK(cudaDeviceSynchronize());
     unsigned long long changed = ~0ULL;
-    MB_CUDA_OK(gpu::count_not_equal(buffer->data(), buffer->capacity(), 0xEEEEEEEEU, changed));
+    MB_CUDA_OK(gpu::count_not_equal(buffer.data(), buffer.capacity(), 0xEEEEEEEEU, changed));
     EXPECT_GE(changed, texels * 99 / 100) << "the CUDA array's writes did not land in the VMM chunk (" << setup << ")";
     ASSERT_TRUE(run_commands(vk.context, [&](VkCommandBuffer cb) {
       image_barrier(cb, image->get(), VK_IMAGE_LAYOUT_GENERAL, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
@@ -195,8 +156,6 @@ class vulkan_gpu_test : public gpu_test {
     EXPECT_EQ(vulkan_to_cuda, 0U) << "Vulkan's optimal image and CUDA's array lay texels out differently ("
                                   << setup << ")" << vulkan_to_cuda_detail;
   }
-
-  validated_context vk;
 };
 
 TEST_F(vulkan_gpu_test, the_vulkan_context_is_the_cuda_gpu) {
@@ -275,13 +234,11 @@ TEST_F(vulkan_gpu_test, optimal_image_on_vmm_memory_holds_what_vulkan_writes) {
   const vulkan::image_info info{.format = VK_FORMAT_R8G8B8A8_UNORM, .width = 2048, .height = 2048};
   auto req = vulkan::shared_image::requirements(vk.context, info);
   MB_OK(req);
-  auto buffer = cuda::growable_buffer::create(dev_, {.size = req->size, .max_size = req->size});
-  MB_OK(buffer);
-  MB_CUDA_OK(cudaMemset(buffer->data(), 0xEE, buffer->capacity()));  // poison
-  MB_CUDA_OK(cudaDeviceSynchronize());
-  auto chunk = buffer->export_chunk(0);
-  MB_OK(chunk);
-  auto image = vulkan::shared_image::import(vk.context, chunk->fd, chunk->size, info);
+  poisoned_chunk made;
+  make_poisoned_chunk(req->size, made);
+  if (HasFatalFailure()) return;
+  auto& [buffer, chunk] = made;
+  auto image = vulkan::shared_image::import(vk.context, chunk.fd, chunk.size, info);
   MB_OK(image);
   const std::size_t texels = std::size_t{2048} * 2048;
   auto staging = staging_buffer::create(vk.context, texels * 4);
@@ -299,7 +256,7 @@ TEST_F(vulkan_gpu_test, optimal_image_on_vmm_memory_holds_what_vulkan_writes) {
   for (std::size_t i = 0; i < texels; ++i) staging->words()[i] = 0;
   // The bytes are in VMM memory: CUDA sees them change from the poison (layout is the driver's).
   unsigned long long poisoned = ~0ULL;
-  MB_CUDA_OK(gpu::count_not_equal(buffer->data(), req->size, 0xEEEEEEEEU, poisoned));
+  MB_CUDA_OK(gpu::count_not_equal(buffer.data(), req->size, 0xEEEEEEEEU, poisoned));
   EXPECT_GT(poisoned, 0U);
   ASSERT_TRUE(run_commands(vk.context, [&](VkCommandBuffer cb) {
     fn().vkCmdCopyImageToBuffer(cb, image->get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, staging->get(), 1, &region);
@@ -347,16 +304,10 @@ class timeline_gpu_test : public vulkan_gpu_test {
     cudaStream_t stream = nullptr;
     MB_CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
 
-    VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-    pci.queueFamilyIndex = vk.context.graphics_queue().family;
-    VkCommandPool pool = VK_NULL_HANDLE;
-    ASSERT_EQ(fn().vkCreateCommandPool(vk.context.device(), &pci, nullptr, &pool), VK_SUCCESS);
-    std::vector<VkCommandBuffer> cbs(frames);
-    VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-    ai.commandPool = pool;
-    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    ai.commandBufferCount = static_cast<std::uint32_t>(frames);
-    ASSERT_EQ(fn().vkAllocateCommandBuffers(vk.context.device(), &ai, cbs.data()), VK_SUCCESS);
+    auto commands = allocate_command_buffers(vk.context, frames);
+    ASSERT_TRUE(commands) << commands.error().message();
+    const VkCommandPool pool = commands->pool;
+    std::vector<VkCommandBuffer>& cbs = commands->buffers;
     for (std::uint64_t n = 0; n < frames; ++n) {
       VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
       ASSERT_EQ(fn().vkBeginCommandBuffer(cbs[n], &bi), VK_SUCCESS);

@@ -27,13 +27,8 @@
 
 namespace {
 
-using namespace std::chrono_literals;
-using membridge::errc;
-namespace ipc = membridge::ipc;
-namespace os = membridge::os;
-namespace mt = membridge::testing;
+using namespace membridge::testing::ipc_tier;
 namespace detail = membridge::ipc::detail;
-using pub_kind = ipc::publisher_event::kind;
 using event_kind = ipc::subscriber_event::kind;
 
 constexpr const char* own_name = "frames.consumed";
@@ -44,12 +39,9 @@ std::string own_content(std::uint64_t id, std::optional<std::uint64_t> frame, bo
          (again ? " again" : "");
 }
 
-/// Records the callback's calls and the publisher's events.
-struct recorder {
-  std::mutex mutex;
-  std::condition_variable changed;
+/// Records the callback's calls (under the log's mutex) and the publisher's events.
+struct recorder : mt::publisher_event_log {
   std::vector<ipc::consumer_join> joins;
-  std::vector<ipc::publisher_event> events;
 
   std::function<membridge::result<ipc::consumer_resources>(const ipc::consumer_join&)> callback() {
     return [this](const ipc::consumer_join& j) -> membridge::result<ipc::consumer_resources> {
@@ -62,24 +54,6 @@ struct recorder {
                                 mt::make_memfd(own_content(j.subscriber, j.last_frame, j.again))});
       return out;
     };
-  }
-  std::function<void(const ipc::publisher_event&)> sink() {
-    return [this](const ipc::publisher_event& e) {
-      std::lock_guard lock(mutex);
-      events.push_back(e);
-      changed.notify_all();
-    };
-  }
-  std::optional<ipc::publisher_event> wait_for(pub_kind what, std::size_t count = 1, std::chrono::milliseconds timeout = 5s) {
-    std::unique_lock lock(mutex);
-    std::optional<ipc::publisher_event> last;
-    changed.wait_for(lock, timeout, [&] {
-      std::size_t n = 0;
-      for (const auto& e : events)
-        if (e.what == what && ++n == count) last = e;
-      return last.has_value();
-    });
-    return last;
   }
   std::size_t join_count() {
     std::lock_guard lock(mutex);

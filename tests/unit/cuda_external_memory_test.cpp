@@ -52,19 +52,6 @@ class external_memory_test : public membridge::testing::fake_driver_test {
     fake_driver_test::TearDown();
   }
 
-  std::vector<std::string> calls_since(std::size_t from) const {
-    const auto& all = fake_.calls();
-    return {all.begin() + static_cast<std::ptrdiff_t>(from), all.end()};
-  }
-  static bool contains_in_order(const std::vector<std::string>& calls, const std::vector<std::string>& wanted) {
-    auto it = calls.begin();
-    for (const auto& w : wanted) {
-      it = std::find(it, calls.end(), w);
-      if (it == calls.end()) return false;
-      ++it;
-    }
-    return true;
-  }
   static std::size_t count(const std::vector<std::string>& calls, const std::string& name) {
     return static_cast<std::size_t>(std::count(calls.begin(), calls.end(), name));
   }

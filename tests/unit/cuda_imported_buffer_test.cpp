@@ -2,6 +2,7 @@
 // offsets of one reserved range; refusals that change nothing; truncation; teardown order; and a
 // failure at every step of an append leaving the buffer and the driver as they were.
 #include "fake_driver_test.hpp"
+#include "fake_import_steps.hpp"
 #include "fd_leak_listener.hpp"
 
 #include <membridge/core/units.hpp>
@@ -26,6 +27,8 @@ using membridge::cuda::access;
 using membridge::cuda::exported_chunk;
 using membridge::cuda::growable_buffer;
 using membridge::cuda::imported_buffer;
+using membridge::testing::export_all;
+using membridge::testing::fail_every_step;
 namespace os = membridge::os;
 
 class imported_buffer_test : public membridge::testing::fake_driver_test {
@@ -43,26 +46,8 @@ class imported_buffer_test : public membridge::testing::fake_driver_test {
     return std::move(b).value();
   }
 
-  std::vector<exported_chunk> export_all(const growable_buffer& b) {
-    std::vector<exported_chunk> out;
-    for (std::size_t i = 0; i < b.chunk_count(); ++i) {
-      auto c = b.export_chunk(i);
-      if (!c) {
-        ADD_FAILURE() << c.error().message();
-        return {};
-      }
-      out.push_back(std::move(c).value());
-    }
-    return out;
-  }
-
   imported_buffer reserve(std::size_t bytes) {
-    auto b = imported_buffer::reserve(dev_, bytes);
-    if (!b) {
-      ADD_FAILURE() << b.error().message();
-      return {};
-    }
-    return std::move(b).value();
+    return membridge::testing::value_or_failure(imported_buffer::reserve(dev_, bytes));
   }
 
   // Each of the view's first chunks must be mapped at its offset, to the same physical memory as the
@@ -89,45 +74,6 @@ class imported_buffer_test : public membridge::testing::fake_driver_test {
       return m.first >= view.address() && m.first < view.address() + view.reserved_size();
     });
     EXPECT_EQ(static_cast<std::size_t>(in_view), chunks);
-  }
-
-  // Fails the driver call at step k of `attempt()` for k = 0, 1, ... until an attempt runs with no
-  // failure injected (which must succeed). Every failed attempt must report out_of_memory and leave the
-  // driver, the process's fds and the view (chunks, capacity, size) as they were. Returns the number
-  // of steps that failed.
-  template <class Attempt>
-  int fail_every_step(const imported_buffer& view, Attempt attempt) {
-    const auto before = fake_.state();
-    const auto fds_before = membridge::testing::open_fds();
-    const std::size_t chunks = view.chunk_count();
-    const std::size_t capacity = view.capacity();
-    const std::size_t size = view.size();
-    for (int k = 0;; ++k) {
-      fake_.fail_nth_call(k, CUDA_ERROR_OUT_OF_MEMORY);
-      const auto r = attempt();
-      if (!fake_.injection_fired()) {
-        fake_.clear_failures();
-        EXPECT_TRUE(r) << r.error().message();
-        return k;
-      }
-      const std::string step = "step " + std::to_string(k) + " (" + fake_.failed_function() + ")";
-      if (r) {
-        ADD_FAILURE() << step << " failed but the call reported success";
-        fake_.clear_failures();
-        return k;
-      }
-      EXPECT_EQ(r.error().code(), errc::out_of_memory) << step;
-      EXPECT_EQ(fake_.state(), before) << step;
-      EXPECT_EQ(membridge::testing::open_fds(), fds_before) << step;
-      EXPECT_EQ(view.chunk_count(), chunks) << step;
-      EXPECT_EQ(view.capacity(), capacity) << step;
-      EXPECT_EQ(view.size(), size) << step;
-      if (!fake_.misuse().empty()) {
-        ADD_FAILURE() << step << membridge::testing::join(fake_.misuse());
-        fake_.clear_failures();
-        return k;
-      }
-    }
   }
 
   void TearDown() override {
@@ -254,7 +200,7 @@ TEST_F(imported_buffer_test, a_failure_at_every_step_of_append_leaves_the_view_a
   auto view = reserve(exporter.max_size());
   ASSERT_TRUE(view.append(chunks[0].fd, 0, chunks[0].size));
   ASSERT_TRUE(view.set_size(10_MiB));
-  const int k = fail_every_step(view, [&] { return view.append(chunks[1].fd, chunks[1].offset, chunks[1].size); });
+  const int k = fail_every_step(fake_, view, [&] { return view.append(chunks[1].fd, chunks[1].offset, chunks[1].size); });
   EXPECT_GE(k, 3) << "too few steps: the loop did not cover import/map/access";
   expect_mirrors(view, exporter, 2);
   EXPECT_EQ(view.size(), 10_MiB);
@@ -322,7 +268,7 @@ TEST_F(imported_buffer_test, a_failure_at_every_step_of_append_all_leaves_the_vi
   ASSERT_TRUE(view.append(chunks[0].fd, 0, chunks[0].size));
   const std::vector<imported_buffer::chunk_source> rest{{chunks[1].fd, chunks[1].offset, chunks[1].size},
                                                         {chunks[2].fd, chunks[2].offset, chunks[2].size}};
-  const int k = fail_every_step(view, [&] { return view.append_all(rest); });
+  const int k = fail_every_step(fake_, view, [&] { return view.append_all(rest); });
   EXPECT_GE(k, 5) << "too few steps: the loop did not cover both imports, both maps and the access call";
   expect_mirrors(view, exporter, 3);
 }

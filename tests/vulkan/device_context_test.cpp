@@ -56,12 +56,7 @@ TEST_F(vulkan_test, create_picks_the_device_with_the_given_uuid) {
 }
 
 vulkan::adopt_info handles_of(const device_context& c, std::vector<std::string> extensions) {
-  vulkan::adopt_info info;
-  info.get_instance_proc_addr = c.get_instance_proc_addr();
-  info.instance = c.instance();
-  info.physical_device = c.physical_device();
-  info.device = c.device();
-  info.api_version = c.api_version();
+  vulkan::adopt_info info = handles_of_context(c);
   info.enabled_extensions = std::move(extensions);
   info.allow_missing_extensions = true;  // lavapipe has no VK_KHR_external_semaphore_fd
   info.features.timeline_semaphore = c.capabilities().timeline_semaphore;

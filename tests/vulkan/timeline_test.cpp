@@ -66,16 +66,10 @@ TEST_F(vulkan_test, frame_timeline_orders_a_host_producer_and_a_vulkan_consumer)
 
   const auto& fn = vk.context.functions();
   const VkDevice dev = vk.context.device();
-  VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-  pci.queueFamilyIndex = vk.context.graphics_queue().family;
-  VkCommandPool pool = VK_NULL_HANDLE;
-  ASSERT_EQ(fn.vkCreateCommandPool(dev, &pci, nullptr, &pool), VK_SUCCESS);
-  std::vector<VkCommandBuffer> cbs(frames);
-  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-  ai.commandPool = pool;
-  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  ai.commandBufferCount = static_cast<std::uint32_t>(frames);
-  ASSERT_EQ(fn.vkAllocateCommandBuffers(dev, &ai, cbs.data()), VK_SUCCESS);
+  auto commands = allocate_command_buffers(vk.context, frames);
+  ASSERT_TRUE(commands) << commands.error().message();
+  const VkCommandPool pool = commands->pool;
+  std::vector<VkCommandBuffer>& cbs = commands->buffers;
   for (std::uint64_t n = 0; n < frames; ++n) {
     VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     ASSERT_EQ(fn.vkBeginCommandBuffer(cbs[n], &bi), VK_SUCCESS);

@@ -104,23 +104,35 @@ staging_buffer::~staging_buffer() {
   if (memory_ != VK_NULL_HANDLE) fn.vkFreeMemory(context_->device(), memory_, nullptr);
 }
 
+result<command_buffers> allocate_command_buffers(const vulkan::device_context& context, std::size_t count) {
+  const auto& fn = context.functions();
+  const VkDevice dev = context.device();
+  command_buffers out;
+  VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pci.queueFamilyIndex = context.graphics_queue().family;
+  if (fn.vkCreateCommandPool(dev, &pci, nullptr, &out.pool) != VK_SUCCESS)
+    return error(errc::internal, "vkCreateCommandPool");
+  out.buffers.resize(count);
+  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  ai.commandPool = out.pool;
+  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  ai.commandBufferCount = static_cast<std::uint32_t>(count);
+  if (const VkResult rc = fn.vkAllocateCommandBuffers(dev, &ai, out.buffers.data()); rc != VK_SUCCESS) {
+    fn.vkDestroyCommandPool(dev, out.pool, nullptr);
+    return error(errc::internal, "vkAllocateCommandBuffers", "VkResult " + std::to_string(rc));
+  }
+  return out;
+}
+
 result<void> run_commands(const vulkan::device_context& context, const std::function<void(VkCommandBuffer)>& record) {
   const auto& fn = context.functions();
   const VkDevice dev = context.device();
-  VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-  pci.queueFamilyIndex = context.graphics_queue().family;
-  VkCommandPool pool = VK_NULL_HANDLE;
-  if (fn.vkCreateCommandPool(dev, &pci, nullptr, &pool) != VK_SUCCESS)
-    return error(errc::internal, "vkCreateCommandPool");
-  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-  ai.commandPool = pool;
-  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  ai.commandBufferCount = 1;
-  VkCommandBuffer cb = VK_NULL_HANDLE;
+  MEMBRIDGE_TRY_ASSIGN(const command_buffers cbs, allocate_command_buffers(context, 1));
+  const VkCommandPool pool = cbs.pool;
+  const VkCommandBuffer cb = cbs.buffers[0];
   VkFence fence = VK_NULL_HANDLE;
   VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-  VkResult rc = fn.vkAllocateCommandBuffers(dev, &ai, &cb);
-  if (rc == VK_SUCCESS) rc = fn.vkCreateFence(dev, &fci, nullptr, &fence);
+  VkResult rc = fn.vkCreateFence(dev, &fci, nullptr, &fence);
   if (rc == VK_SUCCESS) {
     VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
