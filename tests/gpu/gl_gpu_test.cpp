@@ -7,6 +7,7 @@
 // One GL context serves the whole process: the warm-up makes it (so the EGL driver's long-lived fds
 // exist before the fd-leak listener's first snapshot); each test makes it current on its thread in
 // SetUp and releases it in TearDown. Every GL call of a test runs on that thread.
+#include "gl/detail/functions.hpp"  // the gl module's table (src/)
 #include "gpu_test.hpp"
 
 #include <membridge/core/units.hpp>
@@ -48,43 +49,34 @@ using namespace membridge::literals;
 using namespace std::chrono_literals;
 
 // ------------------------------------------------------------------------------------------------
-// GL calls the library's table does not expose to tests, loaded with the headless context's
-// eglGetProcAddress (GL 1.x entry points have no PFN types in glext.h).
+// GL calls for the tests' own GL objects: the gl module's table (src/gl/detail/functions.hpp), loaded
+// with the headless context's eglGetProcAddress, plus glPixelStorei, which the library never calls
+// (GL 1.x entry points have no PFN types in glext.h).
 
-using pfn_get_error = GLenum(APIENTRYP)();
 using pfn_pixel_storei = void(APIENTRYP)(GLenum pname, GLint param);
 
-struct gl_calls {
-  PFNGLCREATEBUFFERSPROC CreateBuffers = nullptr;
-  PFNGLDELETEBUFFERSPROC DeleteBuffers = nullptr;
-  PFNGLNAMEDBUFFERSTORAGEPROC NamedBufferStorage = nullptr;
-  PFNGLNAMEDBUFFERSUBDATAPROC NamedBufferSubData = nullptr;
-  PFNGLGETNAMEDBUFFERSUBDATAPROC GetNamedBufferSubData = nullptr;
-  PFNGLCOPYNAMEDBUFFERSUBDATAPROC CopyNamedBufferSubData = nullptr;
-  PFNGLTEXTURESUBIMAGE2DPROC TextureSubImage2D = nullptr;
-  PFNGLGETTEXTUREIMAGEPROC GetTextureImage = nullptr;
-  pfn_get_error GetError = nullptr;
+struct gl_calls : gl::detail::functions {
   pfn_pixel_storei PixelStorei = nullptr;
-  std::string missing;  // the names that did not load
+  std::string missing;  // the names of the calls the tests make that did not load
 
-  template <class Fn>
-  void load_one(gl::get_proc_address_fn get_proc_address, Fn& fn, const char* name) {
-    fn = reinterpret_cast<Fn>(get_proc_address(name));
-    if (fn == nullptr) missing += std::string(missing.empty() ? "" : ", ") + name;
+  void require(bool loaded, const char* name) {
+    if (!loaded) missing += std::string(missing.empty() ? "" : ", ") + name;
   }
 
   static gl_calls load(gl::get_proc_address_fn get_proc_address) {
     gl_calls fn;
-    fn.load_one(get_proc_address, fn.CreateBuffers, "glCreateBuffers");
-    fn.load_one(get_proc_address, fn.DeleteBuffers, "glDeleteBuffers");
-    fn.load_one(get_proc_address, fn.NamedBufferStorage, "glNamedBufferStorage");
-    fn.load_one(get_proc_address, fn.NamedBufferSubData, "glNamedBufferSubData");
-    fn.load_one(get_proc_address, fn.GetNamedBufferSubData, "glGetNamedBufferSubData");
-    fn.load_one(get_proc_address, fn.CopyNamedBufferSubData, "glCopyNamedBufferSubData");
-    fn.load_one(get_proc_address, fn.TextureSubImage2D, "glTextureSubImage2D");
-    fn.load_one(get_proc_address, fn.GetTextureImage, "glGetTextureImage");
-    fn.load_one(get_proc_address, fn.GetError, "glGetError");
-    fn.load_one(get_proc_address, fn.PixelStorei, "glPixelStorei");
+    static_cast<gl::detail::functions&>(fn) = gl::detail::load_functions(get_proc_address);
+    fn.PixelStorei = reinterpret_cast<pfn_pixel_storei>(get_proc_address("glPixelStorei"));
+    fn.require(fn.CreateBuffers != nullptr, "glCreateBuffers");
+    fn.require(fn.DeleteBuffers != nullptr, "glDeleteBuffers");
+    fn.require(fn.NamedBufferStorage != nullptr, "glNamedBufferStorage");
+    fn.require(fn.NamedBufferSubData != nullptr, "glNamedBufferSubData");
+    fn.require(fn.GetNamedBufferSubData != nullptr, "glGetNamedBufferSubData");
+    fn.require(fn.CopyNamedBufferSubData != nullptr, "glCopyNamedBufferSubData");
+    fn.require(fn.TextureSubImage2D != nullptr, "glTextureSubImage2D");
+    fn.require(fn.GetTextureImage != nullptr, "glGetTextureImage");
+    fn.require(fn.GetError != nullptr, "glGetError");
+    fn.require(fn.PixelStorei != nullptr, "glPixelStorei");
     return fn;
   }
 
@@ -290,17 +282,14 @@ class gl_gpu_test : public gpu_test {
     constexpr std::uint32_t height = 2048;
     constexpr std::size_t texels = std::size_t{width} * height;
     // GL has no query for the memory a texture on a memory object needs: twice the texel bytes.
-    auto buffer = cuda::growable_buffer::create(dev_, {.size = 2 * texels * 4, .max_size = 2 * texels * 4});
-    MB_OK(buffer);
-    ASSERT_EQ(buffer->chunk_count(), 1U);
-    MB_CUDA_OK(cudaMemset(buffer->data(), 0xEE, buffer->capacity()));
-    MB_CUDA_OK(cudaDeviceSynchronize());
-    auto chunk = buffer->export_chunk(0);
-    MB_OK(chunk);
-    auto texture = gl::texture::import(gl(), chunk->fd, {.size = chunk->size},
+    poisoned_chunk made;
+    make_poisoned_chunk(2 * texels * 4, made);
+    if (HasFatalFailure()) return;
+    auto& [buffer, chunk] = made;
+    auto texture = gl::texture::import(gl(), chunk.fd, {.size = chunk.size},
                                        {.width = width, .height = height, .internal_format = GL_RGBA8});
     ASSERT_TRUE(texture.has_value()) << "GL refused an OPTIMAL-tiled GL_RGBA8 2048x2048 texture on a "
-                                     << chunk->size << "-byte VMM chunk: " << texture.error().message();
+                                     << chunk.size << "-byte VMM chunk: " << texture.error().message();
 
     const std::uint32_t gl_seed = fresh_seed();
     std::vector<std::uint32_t> texels_in(texels);
@@ -311,13 +300,13 @@ class gl_gpu_test : public gpu_test {
     const auto round_trip = compare_with_pattern(back.data(), texels, gl_seed, 0, width);
     EXPECT_EQ(round_trip.bad, 0U) << "GL's optimal texture on VMM memory: " << describe(round_trip, texels, gl_seed);
     unsigned long long changed = ~0ULL;
-    MB_CUDA_OK(gpu::count_not_equal(buffer->data(), buffer->capacity(), 0xEEEEEEEEU, changed));
+    MB_CUDA_OK(gpu::count_not_equal(buffer.data(), buffer.capacity(), 0xEEEEEEEEU, changed));
     EXPECT_GE(changed, texels * 99 / 100) << "GL's texel writes did not land in the VMM chunk (" << changed
                                           << " words changed from the poison)";
 
     const std::uint32_t cuda_seed = fresh_seed();
-    const std::size_t words = buffer->capacity() / 4;
-    MB_CUDA_OK(gpu::fill_pattern(buffer->data(), buffer->capacity(), cuda_seed));
+    const std::size_t words = buffer.capacity() / 4;
+    MB_CUDA_OK(gpu::fill_pattern(buffer.data(), buffer.capacity(), cuda_seed));
     MB_CUDA_OK(cudaDeviceSynchronize());
     auto seen = read_texture(texture->name(), GL_RGBA, GL_UNSIGNED_BYTE, width, height);
     std::vector<std::uint32_t> written(words);
@@ -465,22 +454,19 @@ TEST_P(gl_texture_gpu_test, linear_texture_cuda_writes_gl_reads_and_gl_writes_cu
                                 .tiling = VK_IMAGE_TILING_LINEAR};
   auto req = vulkan::shared_image::requirements(*vk, info);
   MB_OK(req);
-  auto buffer = cuda::growable_buffer::create(dev_, {.size = req->size, .max_size = req->size});
-  MB_OK(buffer);
-  ASSERT_EQ(buffer->chunk_count(), 1U);
-  MB_CUDA_OK(cudaMemset(buffer->data(), 0xEE, buffer->capacity()));
-  MB_CUDA_OK(cudaDeviceSynchronize());
-  auto chunk = buffer->export_chunk(0);
-  MB_OK(chunk);
-  auto image = vulkan::shared_image::import(*vk, chunk->fd, chunk->size, info);
+  poisoned_chunk made;
+  make_poisoned_chunk(req->size, made);
+  if (HasFatalFailure()) return;
+  auto& [buffer, chunk] = made;
+  auto image = vulkan::shared_image::import(*vk, chunk.fd, chunk.size, info);
   MB_OK(image);
   ASSERT_TRUE(image->layout().has_value());
   const vulkan::linear_layout layout = *image->layout();
   std::cout << "[ LINEAR   ] " << c.name << " " << c.width << "x" << c.height << ": offset " << layout.offset
-            << ", row pitch " << layout.row_pitch << " (tight " << c.width * 4 << "), chunk " << chunk->size
+            << ", row pitch " << layout.row_pitch << " (tight " << c.width * 4 << "), chunk " << chunk.size
             << std::endl;
 
-  auto texture = gl::texture::import(gl(), chunk->fd, {.size = chunk->size},
+  auto texture = gl::texture::import(gl(), chunk.fd, {.size = chunk.size},
                                      {.width = c.width, .height = c.height, .internal_format = c.internal_format,
                                       .linear_tiling = true});
   if (!texture && texture.error().code() == errc::unsupported) {
@@ -492,7 +478,7 @@ TEST_P(gl_texture_gpu_test, linear_texture_cuda_writes_gl_reads_and_gl_writes_cu
                   << texture.error().message() << " (GL errors now: '" << fn().errors() << "')";
     return;
   }
-  auto* base = buffer->data<unsigned char>() + layout.offset;
+  auto* base = buffer.data<unsigned char>() + layout.offset;
 
   // CUDA writes at the row pitch, GL reads.
   const std::uint32_t cuda_seed = fresh_seed();

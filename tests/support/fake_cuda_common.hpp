@@ -18,6 +18,15 @@ inline std::string hex(std::uint64_t v) {
   return text;
 }
 
+/// Forgets `handle` in `table` (a set or map of the model); a handle the model does not hold is noted
+/// as misuse `what`. Returns whether the model held it.
+template <class Table, class Handle>
+bool forget(Table& table, const Handle& handle, const char* what) {
+  if (table.erase(handle) != 0) return true;
+  fake_cuda::active().note_misuse(what);
+  return false;
+}
+
 }  // namespace membridge::testing::fake_detail
 
 // Runs the common prologue: records the call, returns an injected failure if one is due.

@@ -450,10 +450,8 @@ CUresult fake_cuImportExternalSemaphore(CUexternalSemaphore* out, const CUDA_EXT
 CUresult fake_cuDestroyExternalSemaphore(CUexternalSemaphore semaphore) {
   FAKE_ENTER("cuDestroyExternalSemaphore");
   auto& f = active();
-  if (f.semaphores_.erase(semaphore) == 0) {
-    f.note_misuse("cuDestroyExternalSemaphore of an unknown semaphore");
+  if (!fake_detail::forget(f.semaphores_, semaphore, "cuDestroyExternalSemaphore of an unknown semaphore"))
     return CUDA_ERROR_INVALID_HANDLE;
-  }
   return CUDA_SUCCESS;
 }
 
@@ -647,10 +645,8 @@ CUresult fake_cuSurfObjectCreate(CUsurfObject* out, const CUDA_RESOURCE_DESC* de
 CUresult fake_cuSurfObjectDestroy(CUsurfObject surface) {
   FAKE_ENTER("cuSurfObjectDestroy");
   auto& f = active();
-  if (f.surfaces_.erase(surface) == 0) {
-    f.note_misuse("cuSurfObjectDestroy of an unknown or destroyed surface object");
+  if (!fake_detail::forget(f.surfaces_, surface, "cuSurfObjectDestroy of an unknown or destroyed surface object"))
     return CUDA_ERROR_INVALID_HANDLE;
-  }
   return CUDA_SUCCESS;
 }
 

@@ -58,10 +58,7 @@ CUresult fake_cuEventCreate(CUevent* out, unsigned int flags) {
 CUresult fake_cuEventDestroy(CUevent event) {
   FAKE_ENTER("cuEventDestroy");
   auto& f = active();
-  if (f.events_.erase(event) == 0) {
-    f.note_misuse("cuEventDestroy of an unknown event");
-    return CUDA_ERROR_INVALID_HANDLE;
-  }
+  if (!fake_detail::forget(f.events_, event, "cuEventDestroy of an unknown event")) return CUDA_ERROR_INVALID_HANDLE;
   f.recorded_events_.erase(event);
   return CUDA_SUCCESS;
 }
@@ -158,10 +155,8 @@ CUresult fake_cuMemFreeHost(void* pointer) {
   FAKE_ENTER("cuMemFreeHost");
   auto& f = active();
   const auto p = reinterpret_cast<std::uintptr_t>(pointer);
-  if (f.host_blocks_.erase(p) == 0) {
-    f.note_misuse("cuMemFreeHost of memory cuMemHostAlloc did not return");
+  if (!fake_detail::forget(f.host_blocks_, p, "cuMemFreeHost of memory cuMemHostAlloc did not return"))
     return CUDA_ERROR_INVALID_VALUE;
-  }
   f.host_sizes_.erase(p);
   return CUDA_SUCCESS;
 }

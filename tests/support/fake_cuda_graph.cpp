@@ -278,10 +278,8 @@ CUresult fake_cuGraphInstantiateWithFlags(CUgraphExec* out, CUgraph graph, unsig
 CUresult fake_cuGraphExecDestroy(CUgraphExec exec) {
   FAKE_ENTER("cuGraphExecDestroy");
   auto& f = active();
-  if (f.execs_.erase(exec) == 0) {
-    f.note_misuse("cuGraphExecDestroy of an unknown or destroyed executable graph");
+  if (!fake_detail::forget(f.execs_, exec, "cuGraphExecDestroy of an unknown or destroyed executable graph"))
     return CUDA_ERROR_INVALID_VALUE;
-  }
   return CUDA_SUCCESS;
 }
 

@@ -46,6 +46,20 @@ class imported_buffer_test : public membridge::testing::fake_driver_test {
     return std::move(b).value();
   }
 
+  /// The exporter (make_exporter), each of its chunks exported, and a view reserved for its max_size().
+  struct import_setup {
+    growable_buffer exporter;
+    std::vector<exported_chunk> chunks;
+    imported_buffer view;
+  };
+  import_setup exported_and_reserved() {
+    import_setup out;
+    out.exporter = make_exporter();
+    out.chunks = export_all(out.exporter);
+    out.view = reserve(out.exporter.max_size());
+    return out;
+  }
+
   imported_buffer reserve(std::size_t bytes) {
     return membridge::testing::value_or_failure(imported_buffer::reserve(dev_, bytes));
   }
@@ -107,10 +121,8 @@ TEST_F(imported_buffer_test, reserve_takes_the_whole_range_and_maps_nothing) {
 }
 
 TEST_F(imported_buffer_test, appending_in_order_maps_the_exporters_memory_at_a_fixed_address) {
-  auto exporter = make_exporter();
-  auto chunks = export_all(exporter);
+  auto [exporter, chunks, view] = exported_and_reserved();
   ASSERT_EQ(chunks.size(), 3u);
-  auto view = reserve(exporter.max_size());
   const CUdeviceptr base = view.address();
   const auto fds_before = membridge::testing::open_fds();
   for (std::size_t i = 0; i < chunks.size(); ++i) {
@@ -129,17 +141,13 @@ TEST_F(imported_buffer_test, appending_in_order_maps_the_exporters_memory_at_a_f
 }
 
 TEST_F(imported_buffer_test, append_grants_the_rights_asked_for) {
-  auto exporter = make_exporter();
-  auto chunks = export_all(exporter);
-  auto view = reserve(exporter.max_size());
+  auto [exporter, chunks, view] = exported_and_reserved();
   ASSERT_TRUE(view.append(chunks[0].fd, 0, chunks[0].size, access::read));
   expect_mirrors(view, exporter, 1, CU_MEM_ACCESS_FLAGS_PROT_READ);
 }
 
 TEST_F(imported_buffer_test, refused_appends_change_nothing_and_call_no_driver) {
-  auto exporter = make_exporter();
-  auto chunks = export_all(exporter);
-  auto view = reserve(exporter.max_size());
+  auto [exporter, chunks, view] = exported_and_reserved();
   ASSERT_TRUE(view.append(chunks[0].fd, 0, chunks[0].size));
   const auto before = fake_.state();
   const int calls = fake_.counted_calls();
@@ -172,9 +180,7 @@ TEST_F(imported_buffer_test, refused_appends_change_nothing_and_call_no_driver) 
 }
 
 TEST_F(imported_buffer_test, a_foreign_fd_fails_and_leaves_the_view_and_the_fd_as_they_were) {
-  auto exporter = make_exporter();
-  auto chunks = export_all(exporter);
-  auto view = reserve(exporter.max_size());
+  auto [exporter, chunks, view] = exported_and_reserved();
   ASSERT_TRUE(view.append(chunks[0].fd, 0, chunks[0].size));
   const auto before = fake_.state();
   auto foreign = os::unique_fd::from_native(::memfd_create("not-cuda", MFD_CLOEXEC));
@@ -195,9 +201,7 @@ TEST_F(imported_buffer_test, a_foreign_fd_fails_and_leaves_the_view_and_the_fd_a
 // Whichever driver call of an append fails (context, import, map, access), the view and the driver
 // are exactly as before: no handle, mapping or range left behind, and nothing misused.
 TEST_F(imported_buffer_test, a_failure_at_every_step_of_append_leaves_the_view_as_it_was) {
-  auto exporter = make_exporter();
-  auto chunks = export_all(exporter);
-  auto view = reserve(exporter.max_size());
+  auto [exporter, chunks, view] = exported_and_reserved();
   ASSERT_TRUE(view.append(chunks[0].fd, 0, chunks[0].size));
   ASSERT_TRUE(view.set_size(10_MiB));
   const int k = fail_every_step(fake_, view, [&] { return view.append(chunks[1].fd, chunks[1].offset, chunks[1].size); });
@@ -208,10 +212,8 @@ TEST_F(imported_buffer_test, a_failure_at_every_step_of_append_leaves_the_view_a
 
 // append_all: every chunk imported and mapped, then one cuMemSetAccess over all of them.
 TEST_F(imported_buffer_test, append_all_maps_every_chunk_and_grants_access_with_one_call) {
-  auto exporter = make_exporter();
-  auto chunks = export_all(exporter);
+  auto [exporter, chunks, view] = exported_and_reserved();
   ASSERT_EQ(chunks.size(), 3u);
-  auto view = reserve(exporter.max_size());
   ASSERT_TRUE(view.append(chunks[0].fd, 0, chunks[0].size));
   const auto fds_before = membridge::testing::open_fds();
   const std::size_t calls_before = fake_.calls().size();
@@ -238,9 +240,7 @@ TEST_F(imported_buffer_test, append_all_maps_every_chunk_and_grants_access_with_
 }
 
 TEST_F(imported_buffer_test, append_all_checks_every_chunk_before_any_driver_call) {
-  auto exporter = make_exporter();
-  auto chunks = export_all(exporter);
-  auto view = reserve(exporter.max_size());
+  auto [exporter, chunks, view] = exported_and_reserved();
   const auto before = fake_.state();
   const int calls = fake_.counted_calls();
   // The second chunk is out of order (a gap): the first, valid one is not imported either.
@@ -262,9 +262,7 @@ TEST_F(imported_buffer_test, append_all_checks_every_chunk_before_any_driver_cal
 // Whichever driver call of an append_all of two chunks fails (import or map of either, the one
 // access call), nothing stays behind: no handle, no mapping, the view as it was.
 TEST_F(imported_buffer_test, a_failure_at_every_step_of_append_all_leaves_the_view_as_it_was) {
-  auto exporter = make_exporter();
-  auto chunks = export_all(exporter);
-  auto view = reserve(exporter.max_size());
+  auto [exporter, chunks, view] = exported_and_reserved();
   ASSERT_TRUE(view.append(chunks[0].fd, 0, chunks[0].size));
   const std::vector<imported_buffer::chunk_source> rest{{chunks[1].fd, chunks[1].offset, chunks[1].size},
                                                         {chunks[2].fd, chunks[2].offset, chunks[2].size}};
@@ -311,9 +309,7 @@ TEST_F(imported_buffer_test, mapping_set_access_over_several_mappings_refuses_ga
 }
 
 TEST_F(imported_buffer_test, truncate_waits_then_unmaps_and_releases_the_last_chunks) {
-  auto exporter = make_exporter();
-  auto chunks = export_all(exporter);
-  auto view = reserve(exporter.max_size());
+  auto [exporter, chunks, view] = exported_and_reserved();
   for (const auto& c : chunks) ASSERT_TRUE(view.append(c.fd, c.offset, c.size));
   ASSERT_TRUE(view.set_size(250_MiB));
   const CUdeviceptr base = view.address();
@@ -351,9 +347,7 @@ TEST_F(imported_buffer_test, truncate_waits_then_unmaps_and_releases_the_last_ch
 }
 
 TEST_F(imported_buffer_test, a_failed_unmap_during_truncate_keeps_the_view_consistent) {
-  auto exporter = make_exporter();
-  auto chunks = export_all(exporter);
-  auto view = reserve(exporter.max_size());
+  auto [exporter, chunks, view] = exported_and_reserved();
   for (const auto& c : chunks) ASSERT_TRUE(view.append(c.fd, c.offset, c.size));
   fake_.fail_function("cuMemUnmap", CUDA_ERROR_INVALID_VALUE);
   const auto r = view.truncate(1);
@@ -365,9 +359,7 @@ TEST_F(imported_buffer_test, a_failed_unmap_during_truncate_keeps_the_view_consi
 }
 
 TEST_F(imported_buffer_test, set_size_past_the_capacity_is_refused) {
-  auto exporter = make_exporter();
-  auto chunks = export_all(exporter);
-  auto view = reserve(exporter.max_size());
+  auto [exporter, chunks, view] = exported_and_reserved();
   ASSERT_TRUE(view.append(chunks[0].fd, 0, chunks[0].size));
   ASSERT_TRUE(view.set_size(64_MiB));
   const auto r = view.set_size(64_MiB + 1);
@@ -448,9 +440,7 @@ TEST_F(imported_buffer_test, moving_keeps_the_address_and_empties_the_source) {
 // Issue 18 item 4: the view's teardown shares growable_buffer's chunk list: ONE context synchronize
 // for all its chunks, before the first unmap, and every import released.
 TEST_F(imported_buffer_test, destroying_an_n_chunk_view_synchronizes_once_before_the_unmaps) {
-  auto exporter = make_exporter();
-  auto chunks = export_all(exporter);
-  auto view = reserve(exporter.max_size());
+  auto [exporter, chunks, view] = exported_and_reserved();
   for (const auto& c : chunks) ASSERT_TRUE(view.append(c.fd, c.offset, c.size));
   ASSERT_EQ(view.chunk_count(), 3u);
   const auto handles_before = fake_.state().handles.size();

@@ -19,7 +19,6 @@ using namespace membridge::literals;
 using membridge::errc;
 using membridge::cuda::access;
 using membridge::cuda::device;
-using membridge::cuda::device_access;
 using membridge::cuda::growable_buffer;
 using membridge::cuda::growable_buffer_options;
 using membridge::testing::join;

@@ -74,11 +74,10 @@ TEST_F(vulkan_test, adopting_never_destroys_the_engines_device) {
     EXPECT_EQ(adopted->device(), vk.context.device());
     EXPECT_EQ(adopted->uuid(), vk.context.uuid());
     // An object made through the adopted context, destroyed with it.
-    auto memory = exported_memory::allocate(vk.context, 1 << 20);
-    ASSERT_TRUE(memory) << memory.error().message();
-    auto fd = memory->export_fd();
-    ASSERT_TRUE(fd);
-    auto buffer = vulkan::shared_buffer::import(*adopted, *fd, {.allocation_size = 1 << 20});
+    auto exported = allocate_and_export(vk.context, 1 << 20);
+    ASSERT_TRUE(exported) << exported.error().message();
+    auto& [memory, fd] = *exported;
+    auto buffer = vulkan::shared_buffer::import(*adopted, fd, {.allocation_size = 1 << 20});
     ASSERT_TRUE(buffer) << buffer.error().message();
   }
   // The engine's device still works after the adopted context and its objects are gone.

@@ -64,6 +64,12 @@ result<os::unique_fd> exported_memory::export_fd() const {
   return owned;
 }
 
+result<exported_memory_fd> allocate_and_export(const vulkan::device_context& exporter, std::size_t size) {
+  MEMBRIDGE_TRY_ASSIGN(auto memory, exported_memory::allocate(exporter, size));
+  MEMBRIDGE_TRY_ASSIGN(auto fd, memory.export_fd());
+  return exported_memory_fd{std::move(memory), std::move(fd)};
+}
+
 result<staging_buffer> staging_buffer::create(const vulkan::device_context& context, std::size_t size) {
   const auto& fn = context.functions();
   staging_buffer out;

@@ -53,6 +53,17 @@ class exported_memory {
   std::size_t size_ = 0;
 };
 
+/// Memory allocated on an exporter and an fd exported for it.
+struct exported_memory_fd {
+  exported_memory memory;
+  os::unique_fd fd;
+};
+
+/// exported_memory::allocate(exporter, size) and an fd exported for the memory.
+/// Errors: as allocate and export_fd. Ownership: the caller owns the memory and the fd.
+[[nodiscard]] result<exported_memory_fd> allocate_and_export(const vulkan::device_context& exporter,
+                                                             std::size_t size);
+
 /// A host-visible, coherent buffer for copies to and from the GPU.
 class staging_buffer {
  public:
