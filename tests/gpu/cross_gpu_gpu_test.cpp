@@ -53,19 +53,14 @@ class cross_gpu_gpu_test : public two_gpu_test {
   const VolkDeviceTable& fn() const { return vk.context.functions(); }
 
   // Frame n: Vulkan copies the first and the last word of slot n % slots into log[2n], log[2n + 1].
-  void record_reads(const std::vector<VkCommandBuffer>& cbs, VkBuffer shared, VkBuffer log, std::uint64_t frames,
-                    std::uint32_t slots, std::size_t slot_bytes) {
-    for (std::uint64_t n = 0; n < frames; ++n) {
-      VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-      EXPECT_EQ(fn().vkBeginCommandBuffer(cbs[n], &bi), VK_SUCCESS);
-      full_barrier(vk.context, cbs[n]);
-      const std::size_t slot_offset = (n % slots) * slot_bytes;
-      const std::array<VkBufferCopy, 2> regions{VkBufferCopy{slot_offset, n * 8, 4},
-                                                VkBufferCopy{slot_offset + slot_bytes - 4, n * 8 + 4, 4}};
-      fn().vkCmdCopyBuffer(cbs[n], shared, log, 2, regions.data());
-      full_barrier(vk.context, cbs[n]);
-      EXPECT_EQ(fn().vkEndCommandBuffer(cbs[n]), VK_SUCCESS);
-    }
+  void record_read(VkCommandBuffer cb, std::uint64_t n, VkBuffer shared, VkBuffer log, std::uint32_t slots,
+                   std::size_t slot_bytes) const {
+    full_barrier(vk.context, cb);
+    const std::size_t slot_offset = (n % slots) * slot_bytes;
+    const std::array<VkBufferCopy, 2> regions{VkBufferCopy{slot_offset, n * 8, 4},
+                                              VkBufferCopy{slot_offset + slot_bytes - 4, n * 8 + 4, 4}};
+    fn().vkCmdCopyBuffer(cb, shared, log, 2, regions.data());
+    full_barrier(vk.context, cb);
   }
 
   void frame_loop(sync::cross_gpu_mode mode, std::uint64_t frames) {
@@ -102,11 +97,13 @@ class cross_gpu_gpu_test : public two_gpu_test {
 
     auto log = staging_buffer::create(vk.context, frames * 8);
     MB_OK(log);
-    auto commands = allocate_command_buffers(vk.context, frames);
+    const VkBuffer shared = view->segments()[0].buffer;
+    auto commands = record_command_buffers(vk.context, frames, [&](VkCommandBuffer cb, std::uint64_t n) {
+      record_read(cb, n, shared, log->get(), slots, slot_bytes);
+    });
     ASSERT_TRUE(commands) << commands.error().message();
     const VkCommandPool pool = commands->pool;
     const std::vector<VkCommandBuffer>& cbs = commands->buffers;
-    record_reads(cbs, view->segments()[0].buffer, log->get(), frames, slots, slot_bytes);
 
     const auto relay = reinterpret_cast<cudaStream_t>(link->relay_stream());
     for (std::uint64_t n = 0; n < frames; ++n) {

@@ -330,25 +330,21 @@ class timeline_gpu_test : public vulkan_gpu_test {
     cudaStream_t stream = nullptr;
     MB_CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
 
-    auto commands = allocate_command_buffers(vk.context, frames);
-    ASSERT_TRUE(commands) << commands.error().message();
-    const VkCommandPool pool = commands->pool;
-    std::vector<VkCommandBuffer>& cbs = commands->buffers;
-    for (std::uint64_t n = 0; n < frames; ++n) {
-      VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-      ASSERT_EQ(fn().vkBeginCommandBuffer(cbs[n], &bi), VK_SUCCESS);
-      full_barrier(vk.context, cbs[n]);
+    auto commands = record_command_buffers(vk.context, frames, [&](VkCommandBuffer cb, std::uint64_t n) {
+      full_barrier(vk.context, cb);
       const std::size_t slot_offset = timeline->slot(n) * slot_words * 4;
       const VkBufferCopy to_log{slot_offset, n * 4, 4};
-      fn().vkCmdCopyBuffer(cbs[n], shared, log->get(), 1, &to_log);
-      full_barrier(vk.context, cbs[n]);
+      fn().vkCmdCopyBuffer(cb, shared, log->get(), 1, &to_log);
+      full_barrier(vk.context, cb);
       // The echo goes through the log: a copy within the sparse buffer is reported as overlapping by
       // the validation layer (1.3.239) even for disjoint regions.
       const VkBufferCopy to_echo{n * 4, echo_offset, 4};
-      fn().vkCmdCopyBuffer(cbs[n], log->get(), shared, 1, &to_echo);
-      full_barrier(vk.context, cbs[n]);
-      ASSERT_EQ(fn().vkEndCommandBuffer(cbs[n]), VK_SUCCESS);
-    }
+      fn().vkCmdCopyBuffer(cb, log->get(), shared, 1, &to_echo);
+      full_barrier(vk.context, cb);
+    });
+    ASSERT_TRUE(commands) << commands.error().message();
+    const VkCommandPool pool = commands->pool;
+    const std::vector<VkCommandBuffer>& cbs = commands->buffers;
 
     auto* base = buffer->data<std::uint32_t>();
     const auto* echo = base + echo_offset / 4;

@@ -130,6 +130,26 @@ result<command_buffers> allocate_command_buffers(const vulkan::device_context& c
   return out;
 }
 
+result<command_buffers> record_command_buffers(const vulkan::device_context& context, std::size_t count,
+                                               const std::function<void(VkCommandBuffer, std::uint64_t)>& record) {
+  MEMBRIDGE_TRY_ASSIGN(command_buffers out, allocate_command_buffers(context, count));
+  const auto& fn = context.functions();
+  for (std::size_t n = 0; n < count; ++n) {
+    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    VkResult rc = fn.vkBeginCommandBuffer(out.buffers[n], &bi);
+    if (rc == VK_SUCCESS) {
+      record(out.buffers[n], n);
+      rc = fn.vkEndCommandBuffer(out.buffers[n]);
+    }
+    if (rc != VK_SUCCESS) {
+      fn.vkDestroyCommandPool(context.device(), out.pool, nullptr);
+      return error(errc::internal, "record_command_buffers",
+                   "VkResult " + std::to_string(rc) + " for command buffer " + std::to_string(n));
+    }
+  }
+  return out;
+}
+
 result<void> run_commands(const vulkan::device_context& context, const std::function<void(VkCommandBuffer)>& record) {
   const auto& fn = context.functions();
   const VkDevice dev = context.device();

@@ -113,6 +113,13 @@ struct command_buffers {
 [[nodiscard]] result<command_buffers> allocate_command_buffers(const vulkan::device_context& context,
                                                                std::size_t count);
 
+/// allocate_command_buffers(context, count), each begun, recorded by record(buffer, index) and ended.
+/// Errors: internal (the failing call named; nothing is left made then).
+/// Ownership: the caller destroys `pool` (which frees its buffers) with vkDestroyCommandPool.
+[[nodiscard]] result<command_buffers> record_command_buffers(
+    const vulkan::device_context& context, std::size_t count,
+    const std::function<void(VkCommandBuffer, std::uint64_t)>& record);
+
 [[nodiscard]] result<void> run_commands(const vulkan::device_context& context,
                                         const std::function<void(VkCommandBuffer)>& record);
 
