@@ -33,7 +33,20 @@ using membridge::cuda::mapping;
 using membridge::cuda::vmm_allocation;
 namespace os = membridge::os;
 
-class vmm_test : public membridge::testing::fake_driver_test {};
+class vmm_test : public membridge::testing::fake_driver_test {
+ protected:
+  /// A range of `range_bytes` reserved on device 0 and `memory_bytes` of memory made there (empty, with
+  /// the test failed, when a step fails).
+  struct range_and_memory {
+    address_range range;
+    vmm_allocation memory;
+  };
+  range_and_memory reserve_and_create(std::size_t range_bytes, std::size_t memory_bytes) {
+    const auto dev = open_device();
+    return {membridge::testing::value_or_failure(address_range::reserve(dev, range_bytes)),
+            membridge::testing::value_or_failure(vmm_allocation::create(dev, memory_bytes))};
+  }
+};
 
 TEST_F(vmm_test, create_rounds_up_to_the_granularity_and_releases_on_destruction) {
   auto dev = open_device();
@@ -163,14 +176,12 @@ TEST_F(vmm_test, reserve_rounds_and_checks_alignment) {
 }
 
 TEST_F(vmm_test, map_grants_access_and_unmap_waits_for_the_device_first) {
-  auto dev = open_device();
-  auto range = address_range::reserve(dev, 8_MiB);
-  auto memory = vmm_allocation::create(dev, 4_MiB);
-  ASSERT_TRUE(range && memory);
+  auto [range, memory] = reserve_and_create(8_MiB, 4_MiB);
+  ASSERT_TRUE(range.valid() && memory.valid());
   {
-    auto mapped = mapping::map(*range, 4_MiB, *memory);
+    auto mapped = mapping::map(range, 4_MiB, memory);
     ASSERT_TRUE(mapped) << mapped.error().message();
-    EXPECT_EQ(mapped->address(), range->base() + 4_MiB);
+    EXPECT_EQ(mapped->address(), range.base() + 4_MiB);
     EXPECT_EQ(mapped->size(), 4_MiB);
     EXPECT_EQ(mapped->rights(), access::read_write);
     const auto state = fake_.state();
@@ -197,38 +208,32 @@ TEST_F(vmm_test, map_grants_access_and_unmap_waits_for_the_device_first) {
 }
 
 TEST_F(vmm_test, map_refuses_misplaced_memory_without_calling_the_driver) {
-  auto dev = open_device();
-  auto range = address_range::reserve(dev, 8_MiB);
-  auto memory = vmm_allocation::create(dev, 4_MiB);
-  ASSERT_TRUE(range && memory);
+  auto [range, memory] = reserve_and_create(8_MiB, 4_MiB);
+  ASSERT_TRUE(range.valid() && memory.valid());
   const int before = fake_.counted_calls();
-  EXPECT_EQ(mapping::map(*range, 1_MiB, *memory).error().code(), errc::invalid_argument);   // misaligned
-  EXPECT_EQ(mapping::map(*range, 6_MiB, *memory).error().code(), errc::invalid_argument);   // past the end
-  EXPECT_EQ(mapping::map(address_range{}, 0, *memory).error().code(), errc::invalid_argument);
-  EXPECT_EQ(mapping::map(*range, 0, vmm_allocation{}).error().code(), errc::invalid_argument);
+  EXPECT_EQ(mapping::map(range, 1_MiB, memory).error().code(), errc::invalid_argument);   // misaligned
+  EXPECT_EQ(mapping::map(range, 6_MiB, memory).error().code(), errc::invalid_argument);   // past the end
+  EXPECT_EQ(mapping::map(address_range{}, 0, memory).error().code(), errc::invalid_argument);
+  EXPECT_EQ(mapping::map(range, 0, vmm_allocation{}).error().code(), errc::invalid_argument);
   EXPECT_EQ(fake_.counted_calls(), before);
-  auto first = mapping::map(*range, 0, *memory);
+  auto first = mapping::map(range, 0, memory);
   ASSERT_TRUE(first);
 }
 
 TEST_F(vmm_test, a_failed_access_grant_leaves_nothing_mapped) {
-  auto dev = open_device();
-  auto range = address_range::reserve(dev, 4_MiB);
-  auto memory = vmm_allocation::create(dev, 4_MiB);
-  ASSERT_TRUE(range && memory);
+  auto [range, memory] = reserve_and_create(4_MiB, 4_MiB);
+  ASSERT_TRUE(range.valid() && memory.valid());
   fake_.fail_function("cuMemSetAccess", CUDA_ERROR_OUT_OF_MEMORY);
-  const auto mapped = mapping::map(*range, 0, *memory);
+  const auto mapped = mapping::map(range, 0, memory);
   ASSERT_FALSE(mapped);
   EXPECT_EQ(mapped.error().call(), "cuMemSetAccess");
   EXPECT_TRUE(fake_.state().mappings.empty());
 }
 
 TEST_F(vmm_test, map_only_grants_when_asked) {
-  auto dev = open_device();
-  auto range = address_range::reserve(dev, 2_MiB);
-  auto memory = vmm_allocation::create(dev, 2_MiB);
-  ASSERT_TRUE(range && memory);
-  auto mapped = mapping::map(*range, 0, *memory, access::none);
+  auto [range, memory] = reserve_and_create(2_MiB, 2_MiB);
+  ASSERT_TRUE(range.valid() && memory.valid());
+  auto mapped = mapping::map(range, 0, memory, access::none);
   ASSERT_TRUE(mapped);
   EXPECT_EQ(std::count(fake_.calls().begin(), fake_.calls().end(), "cuMemSetAccess"), 0);
   EXPECT_EQ(mapped->rights(), access::none);
