@@ -2,11 +2,9 @@
 """CuPy particles (a spinning disc galaxy) published to membridge-view: `python cupy_galaxy.py --name
 galaxy`, then `membridge-view --name galaxy`. A raw CUDA kernel integrates each star around a central
 mass and writes float4 points (xyz, w = speed) straight into the membridge buffer's slot for the frame."""
-import argparse
-import time
-
 import cupy as cp
 
+import example_loop
 import membridge
 
 STEP = cp.RawKernel(r"""
@@ -22,13 +20,7 @@ extern "C" __global__ void step(float4* state, float4* out, int n, float dt) {
   out[i] = make_float4(p.x, p.y, p.z, sqrtf(v.x * v.x + v.y * v.y + v.z * v.z));
 }""", "step")
 
-p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-p.add_argument("--name", default="cupy-galaxy", help="socket name (membridge-view --name NAME)")
-p.add_argument("--stars", type=int, default=500_000)
-p.add_argument("--frames", type=int, default=0, help="stop after this many frames (0: no limit)")
-p.add_argument("--seconds", type=float, default=0, help="stop after this many seconds (0: no limit; Ctrl-C stops too)")
-p.add_argument("--slots", type=int, default=3)
-a = p.parse_args()
+a = example_loop.parse_args(__doc__, "cupy-galaxy", "stars", 500_000)
 
 device = membridge.Device(0)
 n = a.stars
@@ -49,24 +41,14 @@ with membridge.FramePublisher(device, a.name, slots=a.slots, publisher_name="cup
     stream = cp.cuda.Stream(non_blocking=True)
     cp.cuda.Device().synchronize()  # the initial state is ready before the stream uses it
     print(f"publishing {n} stars as '{a.name}' ({pub.path}); view with: membridge-view --name {a.name}")
-    frame, last_frame, last_time = 0, 0, time.perf_counter()
-    try:
-        end = time.perf_counter() + a.seconds if a.seconds else float("inf")
-        while (a.frames == 0 or frame < a.frames) and time.perf_counter() < end:
-            while frame >= a.slots and not pub.wait_consumed(frame - a.slots, 0.1):
-                pass  # never more than `slots` frames ahead of the viewers; Ctrl-C still stops
-            pub.acquire(stream, frame)  # the GPU waits until viewers are done with this slot
-            STEP(((n + 255) // 256,), (256,), (state, slots[frame % a.slots], cp.int32(n), cp.float32(0.002)),
-                 stream=stream)
-            pub.release(stream, frame)  # the frame is written when the stream gets here
-            pub.publish_frame(frame)
-            frame += 1
-            if (now := time.perf_counter()) - last_time >= 1.0:
-                print(f"frame {frame}: {(frame - last_frame) / (now - last_time):.0f} fps, "
-                      f"{pub.subscriber_count} subscriber(s)", flush=True)
-                last_frame, last_time = frame, now
-    except KeyboardInterrupt:
-        pass
+
+    def write_frame(frame):
+        pub.acquire(stream, frame)  # the GPU waits until viewers are done with this slot
+        STEP(((n + 255) // 256,), (256,), (state, slots[frame % a.slots], cp.int32(n), cp.float32(0.002)),
+             stream=stream)
+        pub.release(stream, frame)  # the frame is written when the stream gets here
+
+    frame = example_loop.publish_frames(pub, a, write_frame)
     stream.synchronize()
     pub.drain(5.0)  # viewers finish the last frame before the timeline goes
 print(f"published {frame} frames")

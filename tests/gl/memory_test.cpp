@@ -91,16 +91,15 @@ class gl_memory_test : public vulkan_test {
 TEST_F(gl_memory_test, buffer_reads_what_vulkan_wrote_and_vulkan_sees_gl_writes) {
   constexpr std::size_t size = 1u << 20;
   constexpr std::size_t allocation = size + llvmpipe_slack;
-  auto memory = exported_memory::allocate(vk.context, allocation);
-  ASSERT_TRUE(memory) << memory.error().message();
+  auto exported = allocate_and_export(vk.context, allocation);
+  ASSERT_TRUE(exported) << exported.error().message();
+  auto& [memory, fd] = *exported;
   const std::uint32_t seed = fresh_seed();
-  fill(memory->words(), allocation / 4, seed);
-  auto fd = memory->export_fd();
-  ASSERT_TRUE(fd) << fd.error().message();
+  fill(memory.words(), allocation / 4, seed);
 
-  auto buffer = gl::buffer::import(context(), *fd, {.size = allocation}, size);
+  auto buffer = gl::buffer::import(context(), fd, {.size = allocation}, size);
   ASSERT_TRUE(buffer) << buffer.error().message();
-  EXPECT_TRUE(is_open(fd->get())) << "the caller's fd must stay open";
+  EXPECT_TRUE(is_open(fd.get())) << "the caller's fd must stay open";
   EXPECT_NE(buffer->name(), 0U);
   EXPECT_EQ(buffer->size(), size);
   ASSERT_TRUE(buffer->memory());
@@ -116,9 +115,9 @@ TEST_F(gl_memory_test, buffer_reads_what_vulkan_wrote_and_vulkan_sees_gl_writes)
   fill(second.data(), second.size(), seed2);
   ASSERT_TRUE(buffer->write(size / 2, second.data(), size / 2));
   ASSERT_TRUE(context().finish());
-  EXPECT_EQ(first_mismatch(memory->words(), size / 8, seed), no_mismatch);
-  EXPECT_EQ(first_mismatch(memory->words() + size / 8, size / 8, seed2), no_mismatch);
-  EXPECT_EQ(memory->words()[size / 4], pattern(seed, size / 4)) << "GL wrote past the buffer";
+  EXPECT_EQ(first_mismatch(memory.words(), size / 8, seed), no_mismatch);
+  EXPECT_EQ(first_mismatch(memory.words() + size / 8, size / 8, seed2), no_mismatch);
+  EXPECT_EQ(memory.words()[size / 4], pattern(seed, size / 4)) << "GL wrote past the buffer";
 }
 
 TEST_F(gl_memory_test, a_second_read_sees_what_the_exporter_rewrote_in_between) {
@@ -126,20 +125,19 @@ TEST_F(gl_memory_test, a_second_read_sees_what_the_exporter_rewrote_in_between) 
   // again on NVIDIA after the other API rewrote the memory.
   constexpr std::size_t size = 256u << 10;
   constexpr std::size_t allocation = size + llvmpipe_slack;
-  auto memory = exported_memory::allocate(vk.context, allocation);
-  ASSERT_TRUE(memory) << memory.error().message();
+  auto exported = allocate_and_export(vk.context, allocation);
+  ASSERT_TRUE(exported) << exported.error().message();
+  auto& [memory, fd] = *exported;
   const std::uint32_t first_seed = fresh_seed();
-  fill(memory->words(), allocation / 4, first_seed);
-  auto fd = memory->export_fd();
-  ASSERT_TRUE(fd) << fd.error().message();
-  auto buffer = gl::buffer::import(context(), *fd, {.size = allocation}, size);
+  fill(memory.words(), allocation / 4, first_seed);
+  auto buffer = gl::buffer::import(context(), fd, {.size = allocation}, size);
   ASSERT_TRUE(buffer) << buffer.error().message();
   std::vector<std::uint32_t> words(size / 4, 0xDEADBEEFU);
   ASSERT_TRUE(buffer->read(0, words.data(), size));
   EXPECT_EQ(first_mismatch(words.data(), words.size(), first_seed), no_mismatch);
 
   const std::uint32_t second_seed = first_seed ^ 0xA5A5A5A5U;
-  fill(memory->words(), allocation / 4, second_seed);
+  fill(memory.words(), allocation / 4, second_seed);
   std::fill(words.begin(), words.end(), 0xDEADBEEFU);
   ASSERT_TRUE(buffer->read(0, words.data(), size));
   EXPECT_EQ(first_mismatch(words.data(), words.size(), second_seed), no_mismatch);
@@ -147,11 +145,10 @@ TEST_F(gl_memory_test, a_second_read_sees_what_the_exporter_rewrote_in_between) 
 
 TEST_F(gl_memory_test, buffer_read_and_write_check_their_range) {
   constexpr std::size_t size = 64u << 10;
-  auto memory = exported_memory::allocate(vk.context, size + llvmpipe_slack);
-  ASSERT_TRUE(memory);
-  auto fd = memory->export_fd();
-  ASSERT_TRUE(fd);
-  auto buffer = gl::buffer::import(context(), *fd, {.size = size + llvmpipe_slack}, size);
+  auto exported = allocate_and_export(vk.context, size + llvmpipe_slack);
+  ASSERT_TRUE(exported) << exported.error().message();
+  auto& [memory, fd] = *exported;
+  auto buffer = gl::buffer::import(context(), fd, {.size = size + llvmpipe_slack}, size);
   ASSERT_TRUE(buffer) << buffer.error().message();
   std::array<std::uint32_t, 4> words{};
   const auto past_end = buffer->read(size - 8, words.data(), 16);
@@ -166,13 +163,12 @@ TEST_F(gl_memory_test, buffer_read_and_write_check_their_range) {
 
 TEST_F(gl_memory_test, one_memory_object_backs_two_buffers) {
   constexpr std::size_t size = 256u << 10;
-  auto memory = exported_memory::allocate(vk.context, size + llvmpipe_slack);
-  ASSERT_TRUE(memory);
+  auto exported = allocate_and_export(vk.context, size + llvmpipe_slack);
+  ASSERT_TRUE(exported) << exported.error().message();
+  auto& [memory, fd] = *exported;
   const std::uint32_t seed = fresh_seed();
-  fill(memory->words(), size / 4, seed);
-  auto fd = memory->export_fd();
-  ASSERT_TRUE(fd);
-  auto copy = os::borrowed_fd(*fd).duplicate();
+  fill(memory.words(), size / 4, seed);
+  auto copy = os::borrowed_fd(fd).duplicate();
   ASSERT_TRUE(copy);
   auto object = gl::memory_object::import(context(), std::move(*copy), {.size = size + llvmpipe_slack});
   ASSERT_TRUE(object) << object.error().message();
@@ -196,7 +192,7 @@ TEST_F(gl_memory_test, one_memory_object_backs_two_buffers) {
   std::uint32_t seen = 0;
   ASSERT_TRUE(second->read(0, &seen, sizeof seen));
   EXPECT_EQ(seen, word);
-  EXPECT_EQ(memory->words()[0], word);
+  EXPECT_EQ(memory.words()[0], word);
 }
 
 // A buffer at an offset into the memory sees the bytes there. llvmpipe binds every buffer at offset 0
@@ -205,19 +201,18 @@ TEST_F(gl_memory_test, one_memory_object_backs_two_buffers) {
 TEST_F(gl_memory_test, buffer_at_an_offset_sees_the_bytes_there) {
   constexpr std::size_t size = 256u << 10;
   constexpr std::size_t offset = 64u << 10;
-  auto memory = exported_memory::allocate(vk.context, size);
-  ASSERT_TRUE(memory);
+  auto exported = allocate_and_export(vk.context, size);
+  ASSERT_TRUE(exported) << exported.error().message();
+  auto& [memory, fd] = *exported;
   const std::uint32_t seed = fresh_seed();
-  fill(memory->words(), size / 4, seed);
-  auto fd = memory->export_fd();
-  ASSERT_TRUE(fd);
-  auto buffer = gl::buffer::import(context(), *fd, {.size = size}, 64u << 10, offset);
+  fill(memory.words(), size / 4, seed);
+  auto buffer = gl::buffer::import(context(), fd, {.size = size}, 64u << 10, offset);
   const auto& caps = context().capabilities();
   if (caps.renderer.find("llvmpipe") != std::string::npos) {
     ASSERT_FALSE(buffer) << "llvmpipe would read offset 0";
     EXPECT_EQ(buffer.error().code(), errc::unsupported);
     EXPECT_NE(buffer.error().message().find("offset 65536"), std::string::npos) << buffer.error().message();
-    auto texture = gl::texture::import(context(), *fd, {.size = size},
+    auto texture = gl::texture::import(context(), fd, {.size = size},
                                        {.width = 16, .height = 16, .internal_format = gl_rgba8, .linear_tiling = true},
                                        offset);
     ASSERT_FALSE(texture);
@@ -235,16 +230,15 @@ TEST_F(gl_memory_test, linear_texture_reads_the_texels_vulkan_wrote) {
   constexpr std::uint32_t width = 64;
   constexpr std::uint32_t height = 64;
   constexpr std::size_t size = 64u << 10;  // the tight 16 KiB image plus room for driver padding
-  auto memory = exported_memory::allocate(vk.context, size);
-  ASSERT_TRUE(memory);
+  auto exported = allocate_and_export(vk.context, size);
+  ASSERT_TRUE(exported) << exported.error().message();
+  auto& [memory, fd] = *exported;
   const std::uint32_t seed = fresh_seed();
-  fill(memory->words(), size / 4, seed);  // rows of width * 4 bytes, tightly packed
-  auto fd = memory->export_fd();
-  ASSERT_TRUE(fd);
+  fill(memory.words(), size / 4, seed);  // rows of width * 4 bytes, tightly packed
 
   const gl::texture_info info{.width = width, .height = height, .internal_format = gl_rgba8, .levels = 1,
                               .linear_tiling = true};
-  auto texture = gl::texture::import(context(), *fd, {.size = size}, info);
+  auto texture = gl::texture::import(context(), fd, {.size = size}, info);
   ASSERT_TRUE(texture) << texture.error().message();
   EXPECT_NE(texture->name(), 0U);
   EXPECT_EQ(texture->info().width, width);
@@ -258,10 +252,9 @@ TEST_F(gl_memory_test, linear_texture_reads_the_texels_vulkan_wrote) {
 
 TEST_F(gl_memory_test, texture_rejects_bad_input) {
   constexpr std::size_t size = 64u << 10;
-  auto memory = exported_memory::allocate(vk.context, size);
-  ASSERT_TRUE(memory);
-  auto fd = memory->export_fd();
-  ASSERT_TRUE(fd);
+  auto exported = allocate_and_export(vk.context, size);
+  ASSERT_TRUE(exported) << exported.error().message();
+  auto& [memory, fd] = *exported;
   const gl::texture_info good{.width = 16, .height = 16, .internal_format = gl_rgba8};
   auto zero_width = good;
   zero_width.width = 0;
@@ -270,20 +263,20 @@ TEST_F(gl_memory_test, texture_rejects_bad_input) {
   auto no_levels = good;
   no_levels.levels = 0;
   for (const auto& bad : {zero_width, no_format, no_levels}) {
-    const auto made = gl::texture::import(context(), *fd, {.size = size}, bad);
+    const auto made = gl::texture::import(context(), fd, {.size = size}, bad);
     ASSERT_FALSE(made);
     EXPECT_EQ(made.error().code(), errc::invalid_argument) << made.error().message();
   }
-  const auto past_end = gl::texture::import(context(), *fd, {.size = size}, good, size);
+  const auto past_end = gl::texture::import(context(), fd, {.size = size}, good, size);
   ASSERT_FALSE(past_end);
   EXPECT_EQ(past_end.error().code(), errc::invalid_argument);
-  const auto unsized = gl::texture::import(context(), *fd, {.size = size},
+  const auto unsized = gl::texture::import(context(), fd, {.size = size},
                                            {.width = 16, .height = 16, .internal_format = GL_RGBA});
   ASSERT_FALSE(unsized) << "GL_RGBA is not a sized format";
   EXPECT_EQ(unsized.error().source(), error_source::gl) << unsized.error().message();
   EXPECT_NE(unsized.error().message().find("glTextureStorageMem2DEXT"), std::string::npos)
       << unsized.error().message();
-  EXPECT_TRUE(is_open(fd->get()));
+  EXPECT_TRUE(is_open(fd.get()));
 }
 
 TEST_F(gl_memory_test, per_chunk_view_over_three_allocations) {
@@ -355,10 +348,9 @@ TEST_F(gl_memory_test, per_chunk_view_over_three_allocations) {
 
 TEST_F(gl_memory_test, chunked_view_rejects_bad_input_and_stays_unchanged) {
   constexpr std::size_t chunk = 64u << 10;
-  auto memory = exported_memory::allocate(vk.context, chunk);
-  ASSERT_TRUE(memory);
-  auto fd = memory->export_fd();
-  ASSERT_TRUE(fd);
+  auto exported = allocate_and_export(vk.context, chunk);
+  ASSERT_TRUE(exported) << exported.error().message();
+  auto& [memory, fd] = *exported;
 
   const auto no_reserve = gl::chunked_buffer::create(context(), 0);
   ASSERT_FALSE(no_reserve);
@@ -372,46 +364,45 @@ TEST_F(gl_memory_test, chunked_view_rejects_bad_input_and_stays_unchanged) {
 
   auto view = gl::chunked_buffer::create(context(), 2 * chunk, gl::growth_mode::per_chunk);
   ASSERT_TRUE(view);
-  const auto wrong_offset = view->append(*fd, chunk, chunk);
+  const auto wrong_offset = view->append(fd, chunk, chunk);
   ASSERT_FALSE(wrong_offset);
   EXPECT_EQ(wrong_offset.error().code(), errc::invalid_argument);
   EXPECT_NE(wrong_offset.error().message().find("expected offset 0"), std::string::npos);
-  EXPECT_EQ(view->append(*fd, 0, 0).error().code(), errc::invalid_argument);
-  EXPECT_EQ(view->append(*fd, 0, 3 * chunk).error().code(), errc::invalid_argument);
+  EXPECT_EQ(view->append(fd, 0, 0).error().code(), errc::invalid_argument);
+  EXPECT_EQ(view->append(fd, 0, 3 * chunk).error().code(), errc::invalid_argument);
   EXPECT_EQ(view->append(os::borrowed_fd(), 0, chunk).error().code(), errc::invalid_argument);
   EXPECT_EQ(view->truncate(1).error().code(), errc::invalid_argument);
   EXPECT_EQ(view->chunk_count(), 0U);
   EXPECT_EQ(view->size(), 0U);
   EXPECT_EQ(view->generation(), 0U);
   EXPECT_TRUE(view->segments().empty());
-  EXPECT_TRUE(is_open(fd->get()));
+  EXPECT_TRUE(is_open(fd.get()));
 }
 
 TEST_F(gl_memory_test, buffer_import_rejects_bad_input) {
   constexpr std::size_t size = 64u << 10;
-  auto memory = exported_memory::allocate(vk.context, size);
-  ASSERT_TRUE(memory);
-  auto fd = memory->export_fd();
-  ASSERT_TRUE(fd);
+  auto exported = allocate_and_export(vk.context, size);
+  ASSERT_TRUE(exported) << exported.error().message();
+  auto& [memory, fd] = *exported;
 
   const auto empty_fd = gl::buffer::import(context(), os::borrowed_fd(), {.size = size}, size);
   ASSERT_FALSE(empty_fd);
   EXPECT_EQ(empty_fd.error().code(), errc::invalid_argument);
-  const auto zero_size = gl::buffer::import(context(), *fd, {.size = size}, 0);
+  const auto zero_size = gl::buffer::import(context(), fd, {.size = size}, 0);
   ASSERT_FALSE(zero_size);
   EXPECT_EQ(zero_size.error().code(), errc::invalid_argument);
-  const auto zero_allocation = gl::buffer::import(context(), *fd, {.size = 0}, size);
+  const auto zero_allocation = gl::buffer::import(context(), fd, {.size = 0}, size);
   ASSERT_FALSE(zero_allocation);
   EXPECT_EQ(zero_allocation.error().code(), errc::invalid_argument);
-  const auto past_end = gl::buffer::import(context(), *fd, {.size = size}, size / 2, size / 2 + 4);
+  const auto past_end = gl::buffer::import(context(), fd, {.size = size}, size / 2, size / 2 + 4);
   ASSERT_FALSE(past_end);
   EXPECT_EQ(past_end.error().code(), errc::invalid_argument);
   EXPECT_NE(past_end.error().message().find("exceeds the allocation"), std::string::npos) << past_end.error().message();
   const auto huge_offset =
-      gl::buffer::import(context(), *fd, {.size = size}, size, std::numeric_limits<std::size_t>::max() - 1);
+      gl::buffer::import(context(), fd, {.size = size}, size, std::numeric_limits<std::size_t>::max() - 1);
   ASSERT_FALSE(huge_offset);
   EXPECT_EQ(huge_offset.error().code(), errc::invalid_argument);
-  const auto no_context = gl::buffer::import(gl::context(), *fd, {.size = size}, size);
+  const auto no_context = gl::buffer::import(gl::context(), fd, {.size = size}, size);
   ASSERT_FALSE(no_context);
   EXPECT_EQ(no_context.error().code(), errc::invalid_argument);
   const auto no_memory = gl::buffer::create(nullptr, size);
@@ -421,12 +412,12 @@ TEST_F(gl_memory_test, buffer_import_rejects_bad_input) {
   const auto empty_object = gl::memory_object::import(context(), os::unique_fd(), {.size = size});
   ASSERT_FALSE(empty_object);
   EXPECT_EQ(empty_object.error().code(), errc::invalid_argument);
-  auto copy = os::borrowed_fd(*fd).duplicate();
+  auto copy = os::borrowed_fd(fd).duplicate();
   ASSERT_TRUE(copy);
   const auto zero_object = gl::memory_object::import(context(), std::move(*copy), {.size = 0});
   ASSERT_FALSE(zero_object);
   EXPECT_EQ(zero_object.error().code(), errc::invalid_argument);  // and the consumed copy is closed (listener)
-  EXPECT_TRUE(is_open(fd->get()));
+  EXPECT_TRUE(is_open(fd.get()));
 }
 
 // An fd that is not exported memory: the import or the bind fails with a GL error, the caller's fd

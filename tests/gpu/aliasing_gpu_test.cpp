@@ -16,14 +16,11 @@
 #include <cstdio>
 #include <vector>
 
+namespace membridge::testing {
 namespace {
 
 using namespace membridge::literals;
 namespace cu = membridge::cuda;
-namespace gpu = membridge::testing::gpu;
-using membridge::testing::gpu_test;
-
-void* as_ptr(CUdeviceptr p) { return reinterpret_cast<void*>(static_cast<std::uintptr_t>(p)); }
 
 /// One 64 MiB chunk mapped at two addresses: `first` at offset 0 of its range, `second` at offset
 /// 32 MiB of a larger one (so the two addresses share no alignment beyond the granularity).
@@ -158,3 +155,4 @@ TEST_F(aliasing_gpu_test, reports_what_the_same_kernel_reads_without_the_fence) 
 }
 
 }  // namespace
+}  // namespace membridge::testing

@@ -29,17 +29,11 @@
 #include <utility>
 #include <vector>
 
+namespace membridge::testing {
 namespace {
 
 using namespace membridge::literals;
 using namespace std::chrono_literals;
-namespace cu = membridge::cuda;
-namespace gpu = membridge::testing::gpu;
-namespace mt = membridge::testing;
-using membridge::errc;
-using membridge::testing::gpu_test;
-
-void* as_ptr(CUdeviceptr p) { return reinterpret_cast<void*>(static_cast<std::uintptr_t>(p)); }
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
@@ -49,25 +43,25 @@ void report(const std::string& line) {
   std::fflush(stdout);
 }
 
-constexpr cu::allocation_options shareable_compressible{.handles = cu::handle_type::posix_fd, .compressible = true};
-constexpr cu::allocation_options local_compressible{.handles = cu::handle_type::none, .compressible = true};
+constexpr cuda::allocation_options shareable_compressible{.handles = cuda::handle_type::posix_fd, .compressible = true};
+constexpr cuda::allocation_options local_compressible{.handles = cuda::handle_type::none, .compressible = true};
 
 /// A chunk and one mapping of it.
 struct mapped_chunk {
-  cu::vmm_allocation memory;
-  cu::address_range range;
-  cu::mapping map;
+  cuda::vmm_allocation memory;
+  cuda::address_range range;
+  cuda::mapping map;
   [[nodiscard]] void* data() const { return as_ptr(map.address()); }
 };
 
 /// Reserves a range aligned to `granularity` (compressible memory may need more than the device's)
 /// and maps all of `memory` there.
-membridge::result<mapped_chunk> map_chunk(const cu::device& dev, cu::vmm_allocation memory, std::size_t granularity) {
+membridge::result<mapped_chunk> map_chunk(const cuda::device& dev, cuda::vmm_allocation memory, std::size_t granularity) {
   mapped_chunk c;
   c.memory = std::move(memory);
   const std::size_t alignment = std::max(granularity, dev.granularity());
-  MEMBRIDGE_TRY_ASSIGN(c.range, cu::address_range::reserve(dev, c.memory.size(), alignment));
-  MEMBRIDGE_TRY_ASSIGN(c.map, cu::mapping::map(c.range, 0, c.memory));
+  MEMBRIDGE_TRY_ASSIGN(c.range, cuda::address_range::reserve(dev, c.memory.size(), alignment));
+  MEMBRIDGE_TRY_ASSIGN(c.map, cuda::mapping::map(c.range, 0, c.memory));
   return c;
 }
 
@@ -78,7 +72,7 @@ class compressible_gpu_test : public gpu_test {
     if (IsSkipped() || HasFatalFailure()) return;
     if (!dev_.capabilities().generic_compression) {
       // The library's promise on such a device: a compressible request is refused, not ignored.
-      const auto refused = cu::vmm_allocation::create(dev_, 2_MiB, shareable_compressible);
+      const auto refused = cuda::vmm_allocation::create(dev_, 2_MiB, shareable_compressible);
       ASSERT_FALSE(refused) << dev_.name() << " reports no generic compression, yet the allocation was made";
       EXPECT_EQ(refused.error().code(), errc::unsupported) << refused.error().message();
       GTEST_SKIP() << "not run: " << dev_.name() << " reports no generic compression (creation refused as unsupported)";
@@ -89,10 +83,10 @@ class compressible_gpu_test : public gpu_test {
   /// driver cannot make one (after checking the refusal is `unsupported` with the reason), or
   /// plain memory when the driver did not grant compression (then also a skip: nothing compressed
   /// to share).
-  membridge::result<cu::vmm_allocation> shareable_compressed_chunk(std::size_t size, std::string& not_run) {
-    auto granularity = cu::allocation_granularity(dev_, shareable_compressible);
+  membridge::result<cuda::vmm_allocation> shareable_compressed_chunk(std::size_t size, std::string& not_run) {
+    auto granularity = cuda::allocation_granularity(dev_, shareable_compressible);
     if (!granularity) return std::move(granularity).error();
-    auto memory = cu::vmm_allocation::create(dev_, membridge::round_up(size, *granularity).value(), shareable_compressible);
+    auto memory = cuda::vmm_allocation::create(dev_, membridge::round_up(size, *granularity).value(), shareable_compressible);
     if (!memory) {
       EXPECT_EQ(memory.error().code(), errc::unsupported) << memory.error().message();
       EXPECT_TRUE(contains(memory.error().message(), "refuses compressible memory")) << memory.error().message();
@@ -102,19 +96,50 @@ class compressible_gpu_test : public gpu_test {
     if (!memory->compressed()) not_run = "the driver granted plain memory for a compressible request";
     return memory;
   }
+
+  /// A compressed chunk for another process or API: its exported fd, the chunk mapped here, its size.
+  struct shared_chunk {
+    os::shareable_handle fd;
+    mapped_chunk chunk;
+    std::size_t size = 0;
+  };
+
+  /// Makes a compressed 32 MiB chunk, exports it as an fd, maps it here and fills it with pattern
+  /// `seed`; or ends the test: not run when the driver cannot make or export one (an export refusal
+  /// must be `unsupported`), failed on any other error. The caller returns when IsSkipped() or
+  /// HasFatalFailure().
+  void share_compressed_chunk(std::uint32_t seed, shared_chunk& out) {
+    std::string not_run;
+    auto memory = shareable_compressed_chunk(32_MiB, not_run);
+    if (!not_run.empty()) GTEST_SKIP() << "not run: " << not_run;
+    MB_OK(memory);
+    const auto granularity = cuda::allocation_granularity(dev_, shareable_compressible).value();
+    auto fd = memory->export_fd();
+    if (!fd) {
+      EXPECT_EQ(fd.error().code(), errc::unsupported) << fd.error().message();
+      GTEST_SKIP() << "not run: " << fd.error().message();
+    }
+    out.size = memory->size();
+    auto chunk = map_chunk(dev_, std::move(*memory), granularity);
+    MB_OK(chunk);
+    MB_CUDA_OK(gpu::fill_pattern(chunk->data(), out.size, seed));
+    MB_CUDA_OK(cudaDeviceSynchronize());
+    out.fd = std::move(fd).value();
+    out.chunk = std::move(chunk).value();
+  }
 };
 
 TEST_F(compressible_gpu_test, compressible_chunks_read_back_their_properties_and_hold_kernel_data) {
   for (const auto& options : {shareable_compressible, local_compressible}) {
-    const std::string kind = options.handles == cu::handle_type::none ? "handles = none" : "handles = posix_fd";
-    auto granularity = cu::allocation_granularity(dev_, options);
+    const std::string kind = options.handles == cuda::handle_type::none ? "handles = none" : "handles = posix_fd";
+    auto granularity = cuda::allocation_granularity(dev_, options);
     MB_OK(granularity);
     report(kind + ": granularity " + membridge::format_bytes(*granularity) + " (device " +
            membridge::format_bytes(dev_.granularity()) + ")");
-    auto memory = cu::vmm_allocation::create(dev_, membridge::round_up(64_MiB, *granularity).value(), options);
+    auto memory = cuda::vmm_allocation::create(dev_, membridge::round_up(64_MiB, *granularity).value(), options);
     if (!memory) {
       // Allowed only as the documented refusal: compressible memory with a shareable handle type.
-      ASSERT_NE(options.handles, cu::handle_type::none) << memory.error().message();
+      ASSERT_NE(options.handles, cuda::handle_type::none) << memory.error().message();
       EXPECT_EQ(memory.error().code(), errc::unsupported) << memory.error().message();
       EXPECT_TRUE(contains(memory.error().message(), "refuses compressible memory")) << memory.error().message();
       report(kind + ": creation refused (unsupported): " + memory.error().message());
@@ -127,7 +152,7 @@ TEST_F(compressible_gpu_test, compressible_chunks_read_back_their_properties_and
     EXPECT_EQ(props->handles, options.handles);
     report(kind + ": created " + membridge::format_bytes(memory->size()) + "; read back: compressionType " +
            (props->compressed ? "GENERIC (compression granted)" : "NONE (plain memory)") + ", handle type " +
-           std::string(cu::to_string(props->handles)));
+           std::string(cuda::to_string(props->handles)));
     auto chunk = map_chunk(dev_, std::move(*memory), *granularity);
     MB_OK(chunk);
     const std::size_t bytes = chunk->memory.size();
@@ -160,7 +185,7 @@ TEST_F(compressible_gpu_test, a_compressed_chunk_exports_as_an_fd_and_imports_ba
   }
   report("a compressed chunk exported as a POSIX fd");
   const std::size_t size = memory->size();
-  auto imported = cu::vmm_allocation::import(dev_, *fd, size);
+  auto imported = cuda::vmm_allocation::import(dev_, *fd, size);
   if (!imported) {
     report("cuMemImportFromShareableHandle refused the fd: " + imported.error().message());
     FAIL() << "the driver exported a compressed chunk but refused its import: " << imported.error().message();
@@ -169,7 +194,7 @@ TEST_F(compressible_gpu_test, a_compressed_chunk_exports_as_an_fd_and_imports_ba
   MB_OK(props);
   report(std::string("imported back in this process; the import reads back ") +
          (props->compressed ? "compressed" : "NOT compressed"));
-  const auto granularity = cu::allocation_granularity(dev_, shareable_compressible).value();
+  const auto granularity = cuda::allocation_granularity(dev_, shareable_compressible).value();
   auto original = map_chunk(dev_, std::move(*memory), granularity);
   auto alias = map_chunk(dev_, std::move(*imported), granularity);
   MB_OK(original);
@@ -198,20 +223,17 @@ struct import_reply {
 };
 
 import_reply child_failure(std::int32_t status, const std::string& why) {
-  import_reply r{};
-  r.status = status;
-  std::snprintf(r.message, sizeof r.message, "%s", why.c_str());
-  return r;
+  return failed_reply<import_reply>(status, why);
 }
 
-import_reply import_in_child(const import_request& q, membridge::os::borrowed_fd fd) {
-  auto dev = mt::open_gpu();
+import_reply import_in_child(const import_request& q, os::borrowed_fd fd) {
+  auto dev = open_gpu();
   if (!dev) return child_failure(1, dev.error().message());
-  auto memory = cu::vmm_allocation::import(*dev, fd, q.size);
+  auto memory = cuda::vmm_allocation::import(*dev, fd, q.size);
   if (!memory) return child_failure(2, "import: " + memory.error().message());
   auto props = memory->properties();
   if (!props) return child_failure(3, "properties: " + props.error().message());
-  auto granularity = cu::allocation_granularity(*dev, shareable_compressible);
+  auto granularity = cuda::allocation_granularity(*dev, shareable_compressible);
   if (!granularity) return child_failure(4, granularity.error().message());
   auto chunk = map_chunk(*dev, std::move(*memory), *granularity);
   if (!chunk) return child_failure(5, "map: " + chunk.error().message());
@@ -224,40 +246,21 @@ import_reply import_in_child(const import_request& q, membridge::os::borrowed_fd
   return r;
 }
 
-int import_compressed_child(const std::vector<std::string>&) {
-  auto in = mt::receive_message(mt::child_socket(), sizeof(import_request), 60s);
-  if (!in || in->fds.size() != 1 || in->payload.size() != sizeof(import_request)) return 20;
-  import_request q{};
-  std::memcpy(&q, in->payload.data(), sizeof q);
-  const import_reply r = import_in_child(q, in->fds[0]);
-  in->fds.clear();
-  return mt::send_value(mt::child_socket(), r) ? 0 : 21;
-}
-const mt::child_role import_compressed_role("import_compressed", &import_compressed_child);
+int import_compressed_child(const std::vector<std::string>&) { return answer_one_request(&import_in_child); }
+const child_role import_compressed_role("import_compressed", &import_compressed_child);
 
 TEST_F(compressible_gpu_test, a_compressed_chunk_reaches_another_process) {
-  std::string not_run;
-  auto memory = shareable_compressed_chunk(32_MiB, not_run);
-  if (!not_run.empty()) GTEST_SKIP() << "not run: " << not_run;
-  MB_OK(memory);
-  const auto granularity = cu::allocation_granularity(dev_, shareable_compressible).value();
-  auto fd = memory->export_fd();
-  if (!fd) {
-    EXPECT_EQ(fd.error().code(), errc::unsupported) << fd.error().message();
-    GTEST_SKIP() << "not run: " << fd.error().message();
-  }
-  const std::size_t size = memory->size();
-  auto chunk = map_chunk(dev_, std::move(*memory), granularity);
-  MB_OK(chunk);
-  MB_CUDA_OK(gpu::fill_pattern(chunk->data(), size, 0xF00D));
-  MB_CUDA_OK(cudaDeviceSynchronize());
+  shared_chunk shared;
+  share_compressed_chunk(0xF00D, shared);
+  if (IsSkipped() || HasFatalFailure()) return;
+  auto& [fd, chunk, size] = shared;
 
-  auto child = mt::spawn_child("import_compressed");
+  auto child = spawn_child("import_compressed");
   MB_OK(child);
-  const std::array<membridge::os::borrowed_fd, 1> fds{*fd};
-  MB_OK(mt::send_value(child->socket(), import_request{size, 0xF00D, 0xBEEF}, fds));
-  fd->reset();
-  auto answer = mt::receive_message(child->socket(), sizeof(import_reply), 120s);
+  const std::array<os::borrowed_fd, 1> fds{fd};
+  MB_OK(send_value(child->socket(), import_request{size, 0xF00D, 0xBEEF}, fds));
+  fd.reset();
+  auto answer = receive_message(child->socket(), sizeof(import_reply), 120s);
   MB_OK(answer);
   ASSERT_EQ(answer->payload.size(), sizeof(import_reply));
   import_reply r{};
@@ -270,35 +273,24 @@ TEST_F(compressible_gpu_test, a_compressed_chunk_reaches_another_process) {
          (r.compressed != 0 ? "compressed" : "NOT compressed") + "; " + std::to_string(r.wrong_words) +
          " wrong words");
   EXPECT_EQ(r.wrong_words, 0u) << "the other process did not see this process's data";
-  EXPECT_EQ(mismatches(chunk->data(), size, 0xBEEF), 0u) << "the other process's writes are not here";
+  EXPECT_EQ(mismatches(chunk.data(), size, 0xBEEF), 0u) << "the other process's writes are not here";
 }
 
 // ------------------------------------------------------------------------------------- Vulkan ---
 
 #ifdef MEMBRIDGE_GPU_TESTS_HAVE_VULKAN
 TEST_F(compressible_gpu_test, a_compressed_chunk_imports_into_vulkan) {
-  std::string not_run;
-  auto memory = shareable_compressed_chunk(32_MiB, not_run);
-  if (!not_run.empty()) GTEST_SKIP() << "not run: " << not_run;
-  MB_OK(memory);
-  const auto granularity = cu::allocation_granularity(dev_, shareable_compressible).value();
-  auto fd = memory->export_fd();
-  if (!fd) {
-    EXPECT_EQ(fd.error().code(), errc::unsupported) << fd.error().message();
-    GTEST_SKIP() << "not run: " << fd.error().message();
-  }
-  const std::size_t size = memory->size();
-  auto chunk = map_chunk(dev_, std::move(*memory), granularity);
-  MB_OK(chunk);
-  MB_CUDA_OK(gpu::fill_pattern(chunk->data(), size, 0x7777));
-  MB_CUDA_OK(cudaDeviceSynchronize());
+  shared_chunk shared;
+  share_compressed_chunk(0x7777, shared);
+  if (IsSkipped() || HasFatalFailure()) return;
+  auto& [fd, chunk, size] = shared;
 
   membridge::vulkan::create_options options;
   options.uuid = dev_.uuid();
-  auto vk = mt::make_validated_context(options);
+  auto vk = make_validated_context(options);
   MB_OK(vk);
   {
-    auto buffer = membridge::vulkan::shared_buffer::import(vk->context, *fd, {.allocation_size = size});
+    auto buffer = membridge::vulkan::shared_buffer::import(vk->context, fd, {.allocation_size = size});
     if (!buffer) {
       // Vulkan's answer, categorised (never a crash); the test reports it as the driver's refusal.
       report("Vulkan refused the compressed chunk: " + buffer.error().message());
@@ -306,17 +298,17 @@ TEST_F(compressible_gpu_test, a_compressed_chunk_imports_into_vulkan) {
           << buffer.error().message();
       GTEST_SKIP() << "not run: Vulkan refused the compressed chunk: " << buffer.error().message();
     }
-    auto staging = mt::staging_buffer::create(vk->context, size);
+    auto staging = staging_buffer::create(vk->context, size);
     MB_OK(staging);
     const auto& fn = vk->context.functions();
     // Vulkan reads CUDA's pattern, then overwrites the chunk with a constant CUDA must see.
-    MB_OK(mt::run_commands(vk->context, [&](VkCommandBuffer cb) {
-      mt::full_barrier(vk->context, cb);
+    MB_OK(run_commands(vk->context, [&](VkCommandBuffer cb) {
+      full_barrier(vk->context, cb);
       const VkBufferCopy region{0, 0, size};
       fn.vkCmdCopyBuffer(cb, buffer->get(), staging->get(), 1, &region);
-      mt::full_barrier(vk->context, cb);
+      full_barrier(vk->context, cb);
       fn.vkCmdFillBuffer(cb, buffer->get(), 0, size, 0x5A5A5A5Au);
-      mt::full_barrier(vk->context, cb);
+      full_barrier(vk->context, cb);
     }));
     std::size_t wrong = 0;
     for (std::size_t i = 0; i < size / 4; ++i)
@@ -325,7 +317,7 @@ TEST_F(compressible_gpu_test, a_compressed_chunk_imports_into_vulkan) {
            "); Vulkan read " + std::to_string(wrong) + " wrong words of CUDA's pattern");
     EXPECT_EQ(wrong, 0u) << "Vulkan does not see CUDA's data in compressed memory";
     unsigned long long not_fill = ~0ULL;
-    MB_CUDA_OK(gpu::count_not_equal(chunk->data(), size, 0x5A5A5A5Au, not_fill));
+    MB_CUDA_OK(gpu::count_not_equal(chunk.data(), size, 0x5A5A5A5Au, not_fill));
     EXPECT_EQ(not_fill, 0u) << "CUDA does not see Vulkan's fill of compressed memory";
   }
   vk->context = membridge::vulkan::device_context();
@@ -364,16 +356,16 @@ TEST_F(compressible_gpu_test, bandwidth_of_compressible_versus_plain_memory) {
   constexpr std::size_t bytes = 1_GiB;
   constexpr int runs = 7;
   // Compressible memory as sharing would use it when the driver allows, else process-local.
-  cu::allocation_options compressible = shareable_compressible;
+  cuda::allocation_options compressible = shareable_compressible;
   if (const auto probe =
-          cu::vmm_allocation::create(dev_, cu::allocation_granularity(dev_, compressible).value(), compressible);
+          cuda::vmm_allocation::create(dev_, cuda::allocation_granularity(dev_, compressible).value(), compressible);
       !probe) {
     EXPECT_EQ(probe.error().code(), errc::unsupported) << probe.error().message();
     compressible = local_compressible;
   }
   struct kind {
     const char* name;
-    cu::allocation_options options;
+    cuda::allocation_options options;
   };
   const kind kinds[] = {{"plain", {}}, {"compressible", compressible}};
   cudaStream_t stream = nullptr;
@@ -383,9 +375,9 @@ TEST_F(compressible_gpu_test, bandwidth_of_compressible_versus_plain_memory) {
   report("bandwidth, 1 GiB, median of " + std::to_string(runs) + " kernels after a warm-up (CUDA events), GB/s:");
   std::printf("[compressible]   %-13s %-22s %10s %10s\n", "memory", "data", "write", "read");
   for (const kind& k : kinds) {
-    auto granularity = cu::allocation_granularity(dev_, k.options);
+    auto granularity = cuda::allocation_granularity(dev_, k.options);
     MB_OK(granularity);
-    auto memory = cu::vmm_allocation::create(dev_, bytes, k.options);
+    auto memory = cuda::vmm_allocation::create(dev_, bytes, k.options);
     MB_OK(memory);
     const bool compressed = memory->compressed();
     auto chunk = map_chunk(dev_, std::move(*memory), *granularity);
@@ -421,3 +413,4 @@ TEST_F(compressible_gpu_test, bandwidth_of_compressible_versus_plain_memory) {
 }
 
 }  // namespace
+}  // namespace membridge::testing

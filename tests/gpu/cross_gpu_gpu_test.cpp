@@ -28,20 +28,12 @@ namespace {
 using namespace membridge::literals;
 using namespace std::chrono_literals;
 
-class cross_gpu_gpu_test : public gpu_test {
+/// GPU 0 (dev_) holds the slots and runs Vulkan; the producer's kernels run on GPU 1 (other_).
+class cross_gpu_gpu_test : public two_gpu_test {
  protected:
   void SetUp() override {
-    gpu_test::SetUp();
+    two_gpu_test::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
-    int n = 0;
-    MB_CUDA_OK(cudaGetDeviceCount(&n));
-    if (n < 2) {
-      if (gpus_required() >= 2) FAIL() << "one GPU, MEMBRIDGE_REQUIRE_GPUS=" << gpus_required();
-      GTEST_SKIP() << "not run: needs two GPUs (" << n << " here)";
-    }
-    auto other = cuda::device::open(dev_.shared_driver(), 1);
-    ASSERT_TRUE(other) << other.error().message();
-    producer_ = std::move(other).value();
     vulkan::create_options options;
     options.uuid = dev_.uuid();  // Vulkan on A, the GPU that holds the slots
     auto made = make_validated_context(options);
@@ -49,7 +41,7 @@ class cross_gpu_gpu_test : public gpu_test {
     vk = std::move(made).value();
   }
   void TearDown() override {
-    if (!producer_.valid()) return;  // not run
+    if (!other_.valid()) return;  // not run
     EXPECT_EQ(cudaSetDevice(1), cudaSuccess);
     EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     EXPECT_EQ(cudaSetDevice(0), cudaSuccess);
@@ -61,33 +53,21 @@ class cross_gpu_gpu_test : public gpu_test {
   const VolkDeviceTable& fn() const { return vk.context.functions(); }
 
   // Frame n: Vulkan copies the first and the last word of slot n % slots into log[2n], log[2n + 1].
-  std::vector<VkCommandBuffer> record_reads(VkCommandPool pool, VkBuffer shared, VkBuffer log, std::uint64_t frames,
-                                            std::uint32_t slots, std::size_t slot_bytes) {
-    std::vector<VkCommandBuffer> cbs(frames);
-    VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-    ai.commandPool = pool;
-    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    ai.commandBufferCount = static_cast<std::uint32_t>(frames);
-    EXPECT_EQ(fn().vkAllocateCommandBuffers(vk.context.device(), &ai, cbs.data()), VK_SUCCESS);
-    for (std::uint64_t n = 0; n < frames; ++n) {
-      VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-      EXPECT_EQ(fn().vkBeginCommandBuffer(cbs[n], &bi), VK_SUCCESS);
-      full_barrier(vk.context, cbs[n]);
-      const std::size_t slot_offset = (n % slots) * slot_bytes;
-      const std::array<VkBufferCopy, 2> regions{VkBufferCopy{slot_offset, n * 8, 4},
-                                                VkBufferCopy{slot_offset + slot_bytes - 4, n * 8 + 4, 4}};
-      fn().vkCmdCopyBuffer(cbs[n], shared, log, 2, regions.data());
-      full_barrier(vk.context, cbs[n]);
-      EXPECT_EQ(fn().vkEndCommandBuffer(cbs[n]), VK_SUCCESS);
-    }
-    return cbs;
+  void record_read(VkCommandBuffer cb, std::uint64_t n, VkBuffer shared, VkBuffer log, std::uint32_t slots,
+                   std::size_t slot_bytes) const {
+    full_barrier(vk.context, cb);
+    const std::size_t slot_offset = (n % slots) * slot_bytes;
+    const std::array<VkBufferCopy, 2> regions{VkBufferCopy{slot_offset, n * 8, 4},
+                                              VkBufferCopy{slot_offset + slot_bytes - 4, n * 8 + 4, 4}};
+    fn().vkCmdCopyBuffer(cb, shared, log, 2, regions.data());
+    full_barrier(vk.context, cb);
   }
 
   void frame_loop(sync::cross_gpu_mode mode, std::uint64_t frames) {
     constexpr std::uint32_t slots = 3;
     constexpr std::size_t slot_bytes = 4_MiB;
     if (mode != sync::cross_gpu_mode::staged) {
-      auto link = cuda::query_peer(producer_, dev_);
+      auto link = cuda::query_peer(other_, dev_);
       ASSERT_TRUE(link) << link.error().message();
       if (!link->access) {
         if (gpus_required() >= 2) FAIL() << "GPU 1 cannot access GPU 0's memory: " << sync::to_string(mode) << " not run";
@@ -105,7 +85,7 @@ class cross_gpu_gpu_test : public gpu_test {
     MB_OK(timeline);
     std::vector<CUdeviceptr> slot_addresses;
     for (std::uint32_t k = 0; k < slots; ++k) slot_addresses.push_back(buffer->address() + k * slot_bytes);
-    auto link = sync::cross_gpu_link::create(dev_, producer_, slot_addresses, slot_bytes, {.mode = mode});
+    auto link = sync::cross_gpu_link::create(dev_, other_, slot_addresses, slot_bytes, {.mode = mode});
     MB_OK(link);
     ASSERT_EQ(link->mode(), mode);
     unsigned long long* bad_words = nullptr;  // on A: words of a slot that did not hold their frame
@@ -117,11 +97,13 @@ class cross_gpu_gpu_test : public gpu_test {
 
     auto log = staging_buffer::create(vk.context, frames * 8);
     MB_OK(log);
-    VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-    pci.queueFamilyIndex = vk.context.graphics_queue().family;
-    VkCommandPool pool = VK_NULL_HANDLE;
-    ASSERT_EQ(fn().vkCreateCommandPool(vk.context.device(), &pci, nullptr, &pool), VK_SUCCESS);
-    const auto cbs = record_reads(pool, view->segments()[0].buffer, log->get(), frames, slots, slot_bytes);
+    const VkBuffer shared = view->segments()[0].buffer;
+    auto commands = record_command_buffers(vk.context, frames, [&](VkCommandBuffer cb, std::uint64_t n) {
+      record_read(cb, n, shared, log->get(), slots, slot_bytes);
+    });
+    ASSERT_TRUE(commands) << commands.error().message();
+    const VkCommandPool pool = commands->pool;
+    const std::vector<VkCommandBuffer>& cbs = commands->buffers;
 
     const auto relay = reinterpret_cast<cudaStream_t>(link->relay_stream());
     for (std::uint64_t n = 0; n < frames; ++n) {
@@ -165,7 +147,7 @@ class cross_gpu_gpu_test : public gpu_test {
     MB_CUDA_OK(cudaFree(bad_words));
   }
 
-  cuda::device producer_;
+  cuda::device other_;
   validated_context vk;
 };
 

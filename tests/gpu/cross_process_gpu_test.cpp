@@ -15,14 +15,11 @@
 #include <chrono>
 #include <cstring>
 
+namespace membridge::testing {
 namespace {
 
 using namespace membridge::literals;
 using namespace std::chrono_literals;
-namespace cu = membridge::cuda;
-namespace gpu = membridge::testing::gpu;
-namespace mt = membridge::testing;
-using membridge::testing::gpu_test;
 
 struct chunk_request {
   std::uint64_t size;
@@ -37,22 +34,17 @@ struct chunk_reply {
   char message[400];
 };
 
-chunk_reply fail(std::int32_t status, const std::string& why) {
-  chunk_reply r{};
-  r.status = status;
-  std::snprintf(r.message, sizeof r.message, "%s", why.c_str());
-  return r;
-}
+chunk_reply fail(std::int32_t status, const std::string& why) { return failed_reply<chunk_reply>(status, why); }
 
 // The child's work: import the received fd into its own CUDA context and address space.
-chunk_reply import_and_check(const chunk_request& q, membridge::os::borrowed_fd fd) {
-  auto dev = mt::open_gpu();
+chunk_reply import_and_check(const chunk_request& q, os::borrowed_fd fd) {
+  auto dev = open_gpu();
   if (!dev) return fail(1, dev.error().message());
-  auto memory = cu::vmm_allocation::import(*dev, fd, q.size);
+  auto memory = cuda::vmm_allocation::import(*dev, fd, q.size);
   if (!memory) return fail(2, memory.error().message());
-  auto range = cu::address_range::reserve(*dev, q.size);
+  auto range = cuda::address_range::reserve(*dev, q.size);
   if (!range) return fail(3, range.error().message());
-  auto mapped = cu::mapping::map(*range, 0, *memory);
+  auto mapped = cuda::mapping::map(*range, 0, *memory);
   if (!mapped) return fail(4, mapped.error().message());
   void* p = reinterpret_cast<void*>(static_cast<std::uintptr_t>(mapped->address()));
   chunk_reply r{};
@@ -66,25 +58,17 @@ chunk_reply import_and_check(const chunk_request& q, membridge::os::borrowed_fd 
   return r;
 }
 
-int import_chunk_child(const std::vector<std::string>&) {
-  auto in = mt::receive_message(mt::child_socket(), sizeof(chunk_request), 60s);
-  if (!in || in->fds.size() != 1 || in->payload.size() != sizeof(chunk_request)) return 20;
-  chunk_request q{};
-  std::memcpy(&q, in->payload.data(), sizeof q);
-  const chunk_reply r = import_and_check(q, in->fds[0]);
-  in->fds.clear();  // close the received fd before answering
-  return mt::send_value(mt::child_socket(), r) ? 0 : 21;
-}
-const mt::child_role import_chunk_role("import_chunk", &import_chunk_child);
+int import_chunk_child(const std::vector<std::string>&) { return answer_one_request(&import_and_check); }
+const child_role import_chunk_role("import_chunk", &import_chunk_child);
 
 // Sends one exported chunk to a fresh child and returns its reply.
-chunk_reply run_child(const chunk_request& q, membridge::os::unique_fd fd) {
-  auto child = mt::spawn_child("import_chunk");
+chunk_reply run_child(const chunk_request& q, os::unique_fd fd) {
+  auto child = spawn_child("import_chunk");
   if (!child) return fail(100, child.error().message());
-  const std::array<membridge::os::borrowed_fd, 1> fds{fd};
-  if (auto sent = mt::send_value(child->socket(), q, fds); !sent) return fail(101, sent.error().message());
+  const std::array<os::borrowed_fd, 1> fds{fd};
+  if (auto sent = send_value(child->socket(), q, fds); !sent) return fail(101, sent.error().message());
   fd.reset();  // the child has its own copy now
-  auto reply = mt::receive_message(child->socket(), sizeof(chunk_reply), 120s);
+  auto reply = receive_message(child->socket(), sizeof(chunk_reply), 120s);
   if (!reply) return fail(102, reply.error().message());
   chunk_reply r{};
   std::memcpy(&r, reply->payload.data(), sizeof r);
@@ -94,7 +78,7 @@ chunk_reply run_child(const chunk_request& q, membridge::os::unique_fd fd) {
 }
 
 TEST_F(gpu_test, a_child_process_imports_a_chunk_reads_the_parents_pattern_and_writes_back) {
-  auto b = cu::growable_buffer::create(dev_, {.size = 64_MiB, .max_size = 1_GiB});
+  auto b = cuda::growable_buffer::create(dev_, {.size = 64_MiB, .max_size = 1_GiB});
   MB_OK(b);
   MB_OK(b->grow(192_MiB));  // two chunks: [0, 64 MiB) and [64 MiB, 192 MiB)
   ASSERT_EQ(b->chunk_count(), 2u);
@@ -114,7 +98,7 @@ TEST_F(gpu_test, a_child_process_imports_a_chunk_reads_the_parents_pattern_and_w
 }
 
 TEST_F(gpu_test, an_exported_fd_keeps_the_chunk_alive_after_the_buffer_shrinks) {
-  auto b = cu::growable_buffer::create(dev_, {.size = 64_MiB, .max_size = 1_GiB});
+  auto b = cuda::growable_buffer::create(dev_, {.size = 64_MiB, .max_size = 1_GiB});
   MB_OK(b);
   MB_OK(b->grow(128_MiB));
   MB_CUDA_OK(gpu::fill_pattern(b->data(), 128_MiB, 0xC0DE));
@@ -130,3 +114,4 @@ TEST_F(gpu_test, an_exported_fd_keeps_the_chunk_alive_after_the_buffer_shrinks) 
 }
 
 }  // namespace
+}  // namespace membridge::testing

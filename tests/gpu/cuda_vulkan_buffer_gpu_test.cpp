@@ -1,8 +1,7 @@
 // gpu tier: sync::cuda_vulkan_buffer, a CUDA growable buffer and its Vulkan view kept in step by the
 // object's worker: CUDA writes, Vulkan reads across every chunk boundary after each resize, while
 // another thread reads the view through with_view().
-#include "gpu_test.hpp"
-#include "vulkan_test.hpp"
+#include "vulkan_gpu_fixture.hpp"
 
 #include <membridge/core/units.hpp>
 #include <membridge/sync/cuda_vulkan_buffer.hpp>
@@ -19,44 +18,7 @@ namespace {
 using namespace membridge::literals;
 using namespace std::chrono_literals;
 
-class cuda_vulkan_buffer_gpu_test : public gpu_test {
- protected:
-  void SetUp() override {
-    gpu_test::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    vulkan::create_options options;
-    options.uuid = dev_.uuid();
-    auto made = make_validated_context(options);
-    ASSERT_TRUE(made) << made.error().message();
-    vk = std::move(made).value();
-  }
-  void TearDown() override {
-    if (!dev_.valid()) return;  // skipped: no GPU
-    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    vk.context = vulkan::device_context();
-    const std::lock_guard<std::mutex> guard(*vk.lock);
-    for (const auto& m : *vk.messages) ADD_FAILURE() << m;
-  }
-
-  // Copies `size` bytes at `offset` of `buffer` into `staging` (at 0) and waits.
-  void read_back(VkBuffer buffer, std::size_t offset, std::size_t size, const staging_buffer& staging) {
-    ASSERT_TRUE(run_commands(vk.context, [&](VkCommandBuffer cb) {
-      full_barrier(vk.context, cb);
-      const VkBufferCopy region{offset, 0, size};
-      vk.context.functions().vkCmdCopyBuffer(cb, buffer, staging.get(), 1, &region);
-      full_barrier(vk.context, cb);
-    }));
-  }
-  static std::size_t host_mismatches(const std::uint32_t* words, std::size_t count, std::uint32_t seed,
-                                     std::uint64_t first_word) {
-    std::size_t bad = 0;
-    for (std::size_t i = 0; i < count; ++i)
-      if (words[i] != gpu::pattern(first_word + i, seed)) ++bad;
-    return bad;
-  }
-
-  validated_context vk;
-};
+class cuda_vulkan_buffer_gpu_test : public vulkan_gpu_fixture {};
 
 TEST_F(cuda_vulkan_buffer_gpu_test, cuda_writes_vulkan_reads_after_every_resize_the_worker_followed) {
   cuda::chunk_policy policy;

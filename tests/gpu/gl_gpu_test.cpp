@@ -7,6 +7,7 @@
 // One GL context serves the whole process: the warm-up makes it (so the EGL driver's long-lived fds
 // exist before the fd-leak listener's first snapshot); each test makes it current on its thread in
 // SetUp and releases it in TearDown. Every GL call of a test runs on that thread.
+#include "gl/detail/functions.hpp"  // the gl module's table (src/)
 #include "gpu_test.hpp"
 
 #include <membridge/core/units.hpp>
@@ -35,7 +36,6 @@
 #include <cstdio>
 #include <iostream>
 #include <optional>
-#include <random>
 #include <span>
 #include <string>
 #include <thread>
@@ -49,43 +49,34 @@ using namespace membridge::literals;
 using namespace std::chrono_literals;
 
 // ------------------------------------------------------------------------------------------------
-// GL calls the library's table does not expose to tests, loaded with the headless context's
-// eglGetProcAddress (GL 1.x entry points have no PFN types in glext.h).
+// GL calls for the tests' own GL objects: the gl module's table (src/gl/detail/functions.hpp), loaded
+// with the headless context's eglGetProcAddress, plus glPixelStorei, which the library never calls
+// (GL 1.x entry points have no PFN types in glext.h).
 
-using pfn_get_error = GLenum(APIENTRYP)();
 using pfn_pixel_storei = void(APIENTRYP)(GLenum pname, GLint param);
 
-struct gl_calls {
-  PFNGLCREATEBUFFERSPROC CreateBuffers = nullptr;
-  PFNGLDELETEBUFFERSPROC DeleteBuffers = nullptr;
-  PFNGLNAMEDBUFFERSTORAGEPROC NamedBufferStorage = nullptr;
-  PFNGLNAMEDBUFFERSUBDATAPROC NamedBufferSubData = nullptr;
-  PFNGLGETNAMEDBUFFERSUBDATAPROC GetNamedBufferSubData = nullptr;
-  PFNGLCOPYNAMEDBUFFERSUBDATAPROC CopyNamedBufferSubData = nullptr;
-  PFNGLTEXTURESUBIMAGE2DPROC TextureSubImage2D = nullptr;
-  PFNGLGETTEXTUREIMAGEPROC GetTextureImage = nullptr;
-  pfn_get_error GetError = nullptr;
+struct gl_calls : gl::detail::functions {
   pfn_pixel_storei PixelStorei = nullptr;
-  std::string missing;  // the names that did not load
+  std::string missing;  // the names of the calls the tests make that did not load
 
-  template <class Fn>
-  void load_one(gl::get_proc_address_fn get_proc_address, Fn& fn, const char* name) {
-    fn = reinterpret_cast<Fn>(get_proc_address(name));
-    if (fn == nullptr) missing += std::string(missing.empty() ? "" : ", ") + name;
+  void require(bool loaded, const char* name) {
+    if (!loaded) missing += std::string(missing.empty() ? "" : ", ") + name;
   }
 
   static gl_calls load(gl::get_proc_address_fn get_proc_address) {
     gl_calls fn;
-    fn.load_one(get_proc_address, fn.CreateBuffers, "glCreateBuffers");
-    fn.load_one(get_proc_address, fn.DeleteBuffers, "glDeleteBuffers");
-    fn.load_one(get_proc_address, fn.NamedBufferStorage, "glNamedBufferStorage");
-    fn.load_one(get_proc_address, fn.NamedBufferSubData, "glNamedBufferSubData");
-    fn.load_one(get_proc_address, fn.GetNamedBufferSubData, "glGetNamedBufferSubData");
-    fn.load_one(get_proc_address, fn.CopyNamedBufferSubData, "glCopyNamedBufferSubData");
-    fn.load_one(get_proc_address, fn.TextureSubImage2D, "glTextureSubImage2D");
-    fn.load_one(get_proc_address, fn.GetTextureImage, "glGetTextureImage");
-    fn.load_one(get_proc_address, fn.GetError, "glGetError");
-    fn.load_one(get_proc_address, fn.PixelStorei, "glPixelStorei");
+    static_cast<gl::detail::functions&>(fn) = gl::detail::load_functions(get_proc_address);
+    fn.PixelStorei = reinterpret_cast<pfn_pixel_storei>(get_proc_address("glPixelStorei"));
+    fn.require(fn.CreateBuffers != nullptr, "glCreateBuffers");
+    fn.require(fn.DeleteBuffers != nullptr, "glDeleteBuffers");
+    fn.require(fn.NamedBufferStorage != nullptr, "glNamedBufferStorage");
+    fn.require(fn.NamedBufferSubData != nullptr, "glNamedBufferSubData");
+    fn.require(fn.GetNamedBufferSubData != nullptr, "glGetNamedBufferSubData");
+    fn.require(fn.CopyNamedBufferSubData != nullptr, "glCopyNamedBufferSubData");
+    fn.require(fn.TextureSubImage2D != nullptr, "glTextureSubImage2D");
+    fn.require(fn.GetTextureImage != nullptr, "glGetTextureImage");
+    fn.require(fn.GetError != nullptr, "glGetError");
+    fn.require(fn.PixelStorei != nullptr, "glPixelStorei");
     return fn;
   }
 
@@ -157,12 +148,6 @@ class gl_scratch_buffer {
 
 // ------------------------------------------------------------------------------------------------
 // Host-side checks.
-
-/// A fresh seed for every pattern (printed in failure messages), so no test passes on stale bytes.
-std::uint32_t fresh_seed() {
-  static std::mt19937 engine{std::random_device{}()};
-  return static_cast<std::uint32_t>(engine());
-}
 
 /// Host words compared with gpu::pattern (the function the CUDA kernels use): the count of words
 /// that differ and the first few, as "word i (x, y): got 0x.., want 0x..".
@@ -297,17 +282,14 @@ class gl_gpu_test : public gpu_test {
     constexpr std::uint32_t height = 2048;
     constexpr std::size_t texels = std::size_t{width} * height;
     // GL has no query for the memory a texture on a memory object needs: twice the texel bytes.
-    auto buffer = cuda::growable_buffer::create(dev_, {.size = 2 * texels * 4, .max_size = 2 * texels * 4});
-    MB_OK(buffer);
-    ASSERT_EQ(buffer->chunk_count(), 1U);
-    MB_CUDA_OK(cudaMemset(buffer->data(), 0xEE, buffer->capacity()));
-    MB_CUDA_OK(cudaDeviceSynchronize());
-    auto chunk = buffer->export_chunk(0);
-    MB_OK(chunk);
-    auto texture = gl::texture::import(gl(), chunk->fd, {.size = chunk->size},
+    poisoned_chunk made;
+    make_poisoned_chunk(2 * texels * 4, made);
+    if (HasFatalFailure()) return;
+    auto& [buffer, chunk] = made;
+    auto texture = gl::texture::import(gl(), chunk.fd, {.size = chunk.size},
                                        {.width = width, .height = height, .internal_format = GL_RGBA8});
     ASSERT_TRUE(texture.has_value()) << "GL refused an OPTIMAL-tiled GL_RGBA8 2048x2048 texture on a "
-                                     << chunk->size << "-byte VMM chunk: " << texture.error().message();
+                                     << chunk.size << "-byte VMM chunk: " << texture.error().message();
 
     const std::uint32_t gl_seed = fresh_seed();
     std::vector<std::uint32_t> texels_in(texels);
@@ -318,13 +300,13 @@ class gl_gpu_test : public gpu_test {
     const auto round_trip = compare_with_pattern(back.data(), texels, gl_seed, 0, width);
     EXPECT_EQ(round_trip.bad, 0U) << "GL's optimal texture on VMM memory: " << describe(round_trip, texels, gl_seed);
     unsigned long long changed = ~0ULL;
-    MB_CUDA_OK(gpu::count_not_equal(buffer->data(), buffer->capacity(), 0xEEEEEEEEU, changed));
+    MB_CUDA_OK(gpu::count_not_equal(buffer.data(), buffer.capacity(), 0xEEEEEEEEU, changed));
     EXPECT_GE(changed, texels * 99 / 100) << "GL's texel writes did not land in the VMM chunk (" << changed
                                           << " words changed from the poison)";
 
     const std::uint32_t cuda_seed = fresh_seed();
-    const std::size_t words = buffer->capacity() / 4;
-    MB_CUDA_OK(gpu::fill_pattern(buffer->data(), buffer->capacity(), cuda_seed));
+    const std::size_t words = buffer.capacity() / 4;
+    MB_CUDA_OK(gpu::fill_pattern(buffer.data(), buffer.capacity(), cuda_seed));
     MB_CUDA_OK(cudaDeviceSynchronize());
     auto seen = read_texture(texture->name(), GL_RGBA, GL_UNSIGNED_BYTE, width, height);
     std::vector<std::uint32_t> written(words);
@@ -395,14 +377,11 @@ TEST_F(gl_gpu_test, the_gl_context_is_on_the_cuda_gpu_and_reports_its_capabiliti
 
 TEST_F(gl_gpu_test, buffer_cuda_writes_gl_reads_and_gl_writes_cuda_reads) {
   constexpr std::size_t size = 64_MiB;
-  auto buffer = cuda::growable_buffer::create(dev_, {.size = size, .max_size = size});
-  MB_OK(buffer);
-  ASSERT_EQ(buffer->chunk_count(), 1U);
-  MB_CUDA_OK(cudaMemset(buffer->data(), 0xEE, buffer->capacity()));  // poison
-  MB_CUDA_OK(cudaDeviceSynchronize());
-  auto chunk = buffer->export_chunk(0);
-  MB_OK(chunk);
-  auto view = gl::buffer::import(gl(), chunk->fd, {.size = chunk->size}, size);
+  poisoned_chunk made;
+  make_poisoned_chunk(size, made);
+  if (HasFatalFailure()) return;
+  auto& [buffer, chunk] = made;
+  auto view = gl::buffer::import(gl(), chunk.fd, {.size = chunk.size}, size);
   MB_OK(view);
   ASSERT_EQ(view->size(), size);
   // A second buffer over the same chunk at an offset: a window 16 MiB long starting at 40 MiB.
@@ -413,7 +392,7 @@ TEST_F(gl_gpu_test, buffer_cuda_writes_gl_reads_and_gl_writes_cuda_reads) {
 
   // CUDA writes, GL reads (the whole buffer, and the window at its offset).
   const std::uint32_t cuda_seed = fresh_seed();
-  MB_CUDA_OK(gpu::fill_pattern(buffer->data(), size, cuda_seed));
+  MB_CUDA_OK(gpu::fill_pattern(buffer.data(), size, cuda_seed));
   MB_CUDA_OK(cudaDeviceSynchronize());
   std::vector<std::uint32_t> host(size / 4, 0xDEADBEEFU);
   MB_OK(view->read(0, host.data(), size));
@@ -429,7 +408,7 @@ TEST_F(gl_gpu_test, buffer_cuda_writes_gl_reads_and_gl_writes_cuda_reads) {
   for (std::size_t i = 0; i < host.size(); ++i) host[i] = gpu::pattern(i, gl_seed);
   MB_OK(view->write(0, host.data(), size));
   MB_OK(gl().finish());
-  EXPECT_EQ(mismatches(buffer->data(), size, gl_seed), 0U) << "CUDA read of GL's writes, seed " << gl_seed;
+  EXPECT_EQ(mismatches(buffer.data(), size, gl_seed), 0U) << "CUDA read of GL's writes, seed " << gl_seed;
 
   const std::uint32_t window_seed = fresh_seed();
   constexpr std::size_t at = 4_MiB + 12;  // inside the window
@@ -438,11 +417,11 @@ TEST_F(gl_gpu_test, buffer_cuda_writes_gl_reads_and_gl_writes_cuda_reads) {
   for (std::size_t i = 0; i < piece.size(); ++i) piece[i] = gpu::pattern(i, window_seed);
   MB_OK(window->write(at, piece.data(), bytes));
   MB_OK(gl().finish());
-  EXPECT_EQ(mismatches(buffer->data<unsigned char>() + window_offset + at, bytes, window_seed), 0U)
+  EXPECT_EQ(mismatches(buffer.data<unsigned char>() + window_offset + at, bytes, window_seed), 0U)
       << "CUDA read of GL's write through the window";
   // Bytes around the written range still hold GL's first pattern.
-  EXPECT_EQ(mismatches(buffer->data<unsigned char>() + window_offset, at, gl_seed, window_offset / 4), 0U);
-  EXPECT_EQ(mismatches(buffer->data<unsigned char>() + window_offset + at + bytes, 1_MiB, gl_seed,
+  EXPECT_EQ(mismatches(buffer.data<unsigned char>() + window_offset, at, gl_seed, window_offset / 4), 0U);
+  EXPECT_EQ(mismatches(buffer.data<unsigned char>() + window_offset + at + bytes, 1_MiB, gl_seed,
                        (window_offset + at + bytes) / 4),
             0U);
 }
@@ -475,22 +454,19 @@ TEST_P(gl_texture_gpu_test, linear_texture_cuda_writes_gl_reads_and_gl_writes_cu
                                 .tiling = VK_IMAGE_TILING_LINEAR};
   auto req = vulkan::shared_image::requirements(*vk, info);
   MB_OK(req);
-  auto buffer = cuda::growable_buffer::create(dev_, {.size = req->size, .max_size = req->size});
-  MB_OK(buffer);
-  ASSERT_EQ(buffer->chunk_count(), 1U);
-  MB_CUDA_OK(cudaMemset(buffer->data(), 0xEE, buffer->capacity()));
-  MB_CUDA_OK(cudaDeviceSynchronize());
-  auto chunk = buffer->export_chunk(0);
-  MB_OK(chunk);
-  auto image = vulkan::shared_image::import(*vk, chunk->fd, chunk->size, info);
+  poisoned_chunk made;
+  make_poisoned_chunk(req->size, made);
+  if (HasFatalFailure()) return;
+  auto& [buffer, chunk] = made;
+  auto image = vulkan::shared_image::import(*vk, chunk.fd, chunk.size, info);
   MB_OK(image);
   ASSERT_TRUE(image->layout().has_value());
   const vulkan::linear_layout layout = *image->layout();
   std::cout << "[ LINEAR   ] " << c.name << " " << c.width << "x" << c.height << ": offset " << layout.offset
-            << ", row pitch " << layout.row_pitch << " (tight " << c.width * 4 << "), chunk " << chunk->size
+            << ", row pitch " << layout.row_pitch << " (tight " << c.width * 4 << "), chunk " << chunk.size
             << std::endl;
 
-  auto texture = gl::texture::import(gl(), chunk->fd, {.size = chunk->size},
+  auto texture = gl::texture::import(gl(), chunk.fd, {.size = chunk.size},
                                      {.width = c.width, .height = c.height, .internal_format = c.internal_format,
                                       .linear_tiling = true});
   if (!texture && texture.error().code() == errc::unsupported) {
@@ -502,7 +478,7 @@ TEST_P(gl_texture_gpu_test, linear_texture_cuda_writes_gl_reads_and_gl_writes_cu
                   << texture.error().message() << " (GL errors now: '" << fn().errors() << "')";
     return;
   }
-  auto* base = buffer->data<unsigned char>() + layout.offset;
+  auto* base = buffer.data<unsigned char>() + layout.offset;
 
   // CUDA writes at the row pitch, GL reads.
   const std::uint32_t cuda_seed = fresh_seed();
@@ -816,6 +792,15 @@ class gl_growth_gpu_test : public gl_gpu_test {
     std::uint64_t value = 0;
   };
 
+  /// A handoff whose semaphore is made on `context` and imported into `gl_context`.
+  static result<handoff> make_handoff(const vulkan::device_context& context, const gl::context& gl_context) {
+    handoff h;
+    MEMBRIDGE_TRY_ASSIGN(h.vk, vulkan::timeline_semaphore::create(context, 0, true));
+    MEMBRIDGE_TRY_ASSIGN(auto fd, h.vk.export_fd());
+    MEMBRIDGE_TRY_ASSIGN(h.gl, gl::semaphore::import(gl_context, fd, gl::semaphore_kind::timeline));
+    return h;
+  }
+
   static std::vector<unsigned int> names_of(const gl::chunked_buffer& view) {
     std::vector<unsigned int> names;
     for (const gl::buffer_segment& seg : view.segments()) names.push_back(seg.buffer);
@@ -866,13 +851,9 @@ class gl_growth_gpu_test : public gl_gpu_test {
     process_gl& state = shared_gl(dev_);
     ASSERT_TRUE(state.vulkan.has_value()) << "no Vulkan device for the handoff semaphore";
     ASSERT_TRUE(gl().capabilities().semaphore_import() && gl().capabilities().timeline_semaphore);
-    auto vk_sem = vulkan::timeline_semaphore::create(*state.vulkan, 0, true);
-    MB_OK(vk_sem);
-    auto sem_fd = vk_sem->export_fd();
-    MB_OK(sem_fd);
-    auto gl_sem = gl::semaphore::import(gl(), *sem_fd, gl::semaphore_kind::timeline);
-    MB_OK(gl_sem);
-    handoff h{std::move(*vk_sem), std::move(*gl_sem), 0};
+    auto made = make_handoff(*state.vulkan, gl());
+    MB_OK(made);
+    handoff& h = *made;
     cuda::chunk_policy policy;
     policy.min_chunk = 64_MiB;
     policy.max_chunk = 256_MiB;
@@ -963,13 +944,9 @@ TEST_F(gl_growth_gpu_test, growth_reaches_gl_in_the_default_mode) { grow_twice(g
 TEST_F(gl_growth_gpu_test, growth_ahead_of_need_reaches_gl_at_once_and_a_shrink_follows) {
   process_gl& state = shared_gl(dev_);
   ASSERT_TRUE(state.vulkan.has_value()) << "no Vulkan device for the handoff semaphore";
-  auto vk_sem = vulkan::timeline_semaphore::create(*state.vulkan, 0, true);
-  MB_OK(vk_sem);
-  auto sem_fd = vk_sem->export_fd();
-  MB_OK(sem_fd);
-  auto gl_sem = gl::semaphore::import(gl(), *sem_fd, gl::semaphore_kind::timeline);
-  MB_OK(gl_sem);
-  handoff h{std::move(*vk_sem), std::move(*gl_sem), 0};
+  auto made = make_handoff(*state.vulkan, gl());
+  MB_OK(made);
+  handoff& h = *made;
   auto buffer = cuda::growable_buffer::create(dev_, {.size = 64_MiB, .max_size = 1_GiB, .chunks = {.max_chunk = 64_MiB}});
   MB_OK(buffer);
   MB_CUDA_OK(cudaMemset(buffer->data(), 0xEE, buffer->capacity()));

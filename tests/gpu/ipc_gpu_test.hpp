@@ -22,7 +22,6 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -30,7 +29,6 @@
 #include <map>
 #include <mutex>
 #include <optional>
-#include <random>
 #include <string>
 #include <sys/stat.h>
 #include <thread>
@@ -51,14 +49,6 @@ constexpr std::uint32_t frame_slots = 3;
 constexpr std::size_t slot_bytes = 1_MiB;
 constexpr const char* slots_name = "slots";
 constexpr const char* data_name = "data";
-
-/// A fresh, non-zero pattern seed (never the same data twice, so leftovers cannot pass a check).
-inline std::uint32_t fresh_seed() {
-  static std::mt19937 engine{std::random_device{}()};
-  std::uint32_t seed = 0;
-  while (seed == 0) seed = static_cast<std::uint32_t>(engine());
-  return seed;
-}
 
 /// A private temporary directory (0700) for the test's socket, removed with its contents.
 struct temp_dir {
@@ -139,12 +129,7 @@ struct reply {
   char message[480] = {};
 };
 
-inline reply failure(std::int32_t status, const std::string& why) {
-  reply r;
-  r.status = status;
-  std::snprintf(r.message, sizeof r.message, "%s", why.c_str());
-  return r;
-}
+inline reply failure(std::int32_t status, const std::string& why) { return failed_reply<reply>(status, why); }
 
 inline bool send_reply(const reply& r) { return send_value(child_socket(), r).has_value(); }
 

@@ -10,7 +10,6 @@
 #include <membridge/cuda/peer.hpp>
 
 #include <cstdint>
-#include <random>
 #include <vector>
 
 namespace membridge::testing {
@@ -18,36 +17,15 @@ namespace {
 
 using namespace membridge::literals;
 
-/// A fresh, non-zero pattern seed (never the same data twice, so leftovers cannot pass a check).
-std::uint32_t fresh_seed() {
-  static std::mt19937 engine{std::random_device{}()};
-  std::uint32_t seed = 0;
-  while (seed == 0) seed = static_cast<std::uint32_t>(engine());
-  return seed;
-}
-
 /// Device 0 (dev_) and device 1 (other_), with peer access both ways, or the test is not run.
-class multi_gpu_buffer_gpu_test : public gpu_test {
+class multi_gpu_buffer_gpu_test : public two_gpu_test {
  protected:
   void SetUp() override {
-    gpu_test::SetUp();
+    two_gpu_test::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
-    int n = 0;
-    MB_CUDA_OK(cudaGetDeviceCount(&n));
-    if (n < 2) {
-      if (gpus_required() >= 2) FAIL() << "one GPU, MEMBRIDGE_REQUIRE_GPUS=" << gpus_required();
-      GTEST_SKIP() << "not run: needs two GPUs (" << n << " here)";
-    }
-    auto other = cuda::device::open(dev_.shared_driver(), 1);
-    ASSERT_TRUE(other) << other.error().message();
-    other_ = std::move(other).value();
-    const auto there = cuda::require_peer_access(dev_, other_);
-    const auto back = cuda::require_peer_access(other_, dev_);
-    if (!there || !back) {
-      const std::string why = (!there ? there.error() : back.error()).message();
-      if (gpus_required() >= 2) FAIL() << "MEMBRIDGE_REQUIRE_GPUS=" << gpus_required() << " but " << why;
-      GTEST_SKIP() << "not run: GPUs 0 and 1 have no peer access (" << why << ")";
-    }
+    require_peer_access_or_skip(dev_, other_);
+    if (IsSkipped() || HasFatalFailure()) return;
+    require_peer_access_or_skip(other_, dev_);
   }
   void TearDown() override {
     if (other_.valid()) {
@@ -79,8 +57,6 @@ class multi_gpu_buffer_gpu_test : public gpu_test {
     for (const cuda::chunk_info& c : b.chunks()) out.push_back(c.device);
     return out;
   }
-
-  cuda::device other_;
 };
 
 TEST_F(multi_gpu_buffer_gpu_test, a_buffer_spread_round_robin_is_written_by_one_gpu_and_read_by_the_other) {

@@ -52,18 +52,11 @@ const child_role multi_gpu_subscriber_role("multi_gpu_subscriber", &multi_gpu_su
 class multi_gpu_ipc_gpu_test : public ipc_gpu_test {};
 
 TEST_F(multi_gpu_ipc_gpu_test, a_subscriber_process_on_the_other_gpu_reads_and_writes_the_publishers_buffer) {
-  int n = 0;
-  MB_CUDA_OK(cudaGetDeviceCount(&n));
-  if (n < 2) {
-    if (gpus_required() >= 2) FAIL() << "one GPU, MEMBRIDGE_REQUIRE_GPUS=" << gpus_required();
-    GTEST_SKIP() << "not run: needs two GPUs (" << n << " here)";
-  }
-  auto other = cuda::device::open(dev_.shared_driver(), 1);
-  MB_OK(other);
-  if (const auto peer = cuda::require_peer_access(*other, dev_); !peer) {
-    if (gpus_required() >= 2) FAIL() << "MEMBRIDGE_REQUIRE_GPUS=" << gpus_required() << " but " << peer.error().message();
-    GTEST_SKIP() << "not run: GPU 1 has no peer access to GPU 0 (" << peer.error().message() << ")";
-  }
+  cuda::device other;
+  open_second_gpu(other);
+  if (IsSkipped() || HasFatalFailure()) return;
+  require_peer_access_or_skip(other, dev_);
+  if (IsSkipped() || HasFatalFailure()) return;
   cuda::chunk_policy policy;
   policy.max_chunk = 64_MiB;  // several chunks for the subscriber to import
   auto buffer = cuda::growable_buffer::create(dev_, {.size = 192_MiB, .max_size = 1_GiB, .chunks = policy});

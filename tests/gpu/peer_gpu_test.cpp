@@ -43,14 +43,10 @@ TEST_F(peer_gpu_test, the_peer_matrix_agrees_with_the_cuda_runtime) {
 }
 
 TEST_F(peer_gpu_test, a_second_gpu_writes_memory_of_the_first_through_set_access) {
-  const int n = gpu_count();
-  if (n < 2) {
-    if (gpus_required() >= 2) FAIL() << "one GPU, MEMBRIDGE_REQUIRE_GPUS=" << gpus_required();
-    GTEST_SKIP() << "not run: needs two GPUs (" << n << " here)";
-  }
-  auto other = cuda::device::open(dev_.shared_driver(), 1);
-  ASSERT_TRUE(other) << other.error().message();
-  MB_OK(cuda::require_peer_access(*other, dev_));
+  cuda::device other;
+  open_second_gpu(other);
+  if (IsSkipped() || HasFatalFailure()) return;
+  MB_OK(cuda::require_peer_access(other, dev_));
   constexpr std::size_t bytes = 64_MiB;
   auto range = cuda::address_range::reserve(dev_, bytes);
   ASSERT_TRUE(range) << range.error().message();
@@ -58,7 +54,7 @@ TEST_F(peer_gpu_test, a_second_gpu_writes_memory_of_the_first_through_set_access
   ASSERT_TRUE(memory) << memory.error().message();
   auto mapped = cuda::mapping::map(*range, 0, *memory);
   ASSERT_TRUE(mapped) << mapped.error().message();
-  const std::vector<cuda::device_access> grants{{&*other, cuda::access::read_write}};
+  const std::vector<cuda::device_access> grants{{&other, cuda::access::read_write}};
   MB_OK(cuda::set_access(dev_, mapped->address(), bytes, grants));
 
   void* p = reinterpret_cast<void*>(mapped->address());

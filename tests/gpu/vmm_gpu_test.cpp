@@ -11,14 +11,11 @@
 #include <sys/mman.h>
 #include <vector>
 
+namespace membridge::testing {
 namespace {
 
 using namespace membridge::literals;
 namespace cu = membridge::cuda;
-namespace gpu = membridge::testing::gpu;
-using membridge::testing::gpu_test;
-
-void* as_ptr(CUdeviceptr p) { return reinterpret_cast<void*>(static_cast<std::uintptr_t>(p)); }
 
 TEST_F(gpu_test, kernels_write_and_read_mapped_vmm_memory) {
   auto memory = cu::vmm_allocation::create(dev_, 256_MiB);
@@ -93,3 +90,4 @@ TEST_F(gpu_test, allocation_failures_are_clear_errors) {
 }
 
 }  // namespace
+}  // namespace membridge::testing

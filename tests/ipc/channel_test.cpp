@@ -33,15 +33,8 @@
 
 namespace {
 
-using namespace std::chrono_literals;
-using membridge::errc;
-namespace ipc = membridge::ipc;
-namespace os = membridge::os;
-namespace mt = membridge::testing;
-using mt::make_memfd;
+using namespace membridge::testing::ipc_tier;
 using mt::raw_send;
-using mt::read_all;
-using mt::temp_dir;
 using clock_type = std::chrono::steady_clock;
 
 constexpr std::uint32_t nobody = 65534;

@@ -27,13 +27,8 @@
 
 namespace {
 
-using namespace std::chrono_literals;
-using membridge::errc;
-namespace ipc = membridge::ipc;
-namespace os = membridge::os;
-namespace mt = membridge::testing;
+using namespace membridge::testing::ipc_tier;
 namespace detail = membridge::ipc::detail;
-using pub_kind = ipc::publisher_event::kind;
 using event_kind = ipc::subscriber_event::kind;
 
 constexpr const char* own_name = "frames.consumed";
@@ -44,12 +39,9 @@ std::string own_content(std::uint64_t id, std::optional<std::uint64_t> frame, bo
          (again ? " again" : "");
 }
 
-/// Records the callback's calls and the publisher's events.
-struct recorder {
-  std::mutex mutex;
-  std::condition_variable changed;
+/// Records the callback's calls (under the log's mutex) and the publisher's events.
+struct recorder : mt::publisher_event_log {
   std::vector<ipc::consumer_join> joins;
-  std::vector<ipc::publisher_event> events;
 
   std::function<membridge::result<ipc::consumer_resources>(const ipc::consumer_join&)> callback() {
     return [this](const ipc::consumer_join& j) -> membridge::result<ipc::consumer_resources> {
@@ -63,37 +55,28 @@ struct recorder {
       return out;
     };
   }
-  std::function<void(const ipc::publisher_event&)> sink() {
-    return [this](const ipc::publisher_event& e) {
-      std::lock_guard lock(mutex);
-      events.push_back(e);
-      changed.notify_all();
-    };
-  }
-  std::optional<ipc::publisher_event> wait_for(pub_kind what, std::size_t count = 1, std::chrono::milliseconds timeout = 5s) {
-    std::unique_lock lock(mutex);
-    std::optional<ipc::publisher_event> last;
-    changed.wait_for(lock, timeout, [&] {
-      std::size_t n = 0;
-      for (const auto& e : events)
-        if (e.what == what && ++n == count) last = e;
-      return last.has_value();
-    });
-    return last;
-  }
   std::size_t join_count() {
     std::lock_guard lock(mutex);
     return joins.size();
   }
 };
 
-ipc::publisher start(const mt::temp_dir& dir, recorder& r, std::size_t max_consumers) {
+/// Every test's socket directory and recorder; start() makes the publisher of the test.
+class ipc_consumers : public ::testing::Test {
+ protected:
+  ipc::publisher start(std::size_t max_consumers);
+
+  mt::temp_dir dir_;
+  recorder r_;
+};
+
+ipc::publisher ipc_consumers::start(std::size_t max_consumers) {
   ipc::publisher_options o;
-  o.listen.path = dir.file("pub.sock");
+  o.listen.path = dir_.file("pub.sock");
   o.publisher_name = "consumers test";
   o.max_consumers = max_consumers;
-  o.on_event = r.sink();
-  o.on_consumer_join = r.callback();
+  o.on_event = r_.sink();
+  o.on_consumer_join = r_.callback();
   auto p = ipc::publisher::start(o);
   EXPECT_TRUE(p) << p.error().message();
   if (!p) return {};
@@ -127,10 +110,8 @@ const mt::child_role consumer_role("ipc_consumers_child", &consumer_child);
 
 // -------------------------------------------------------------------------------------- tests ---
 
-TEST(ipc_consumers, each_consumer_gets_its_own_semaphore_made_once_with_its_join_frame_and_observers_get_none) {
-  mt::temp_dir dir;
-  recorder r;
-  auto p = start(dir, r, 2);
+TEST_F(ipc_consumers, each_consumer_gets_its_own_semaphore_made_once_with_its_join_frame_and_observers_get_none) {
+  auto p = start(2);
   ASSERT_TRUE(p.valid());
   ASSERT_TRUE(p.announce_frame(4));
 
@@ -141,8 +122,8 @@ TEST(ipc_consumers, each_consumer_gets_its_own_semaphore_made_once_with_its_join
   const ipc::received_semaphore* a_own = a->semaphore(own_name);
   ASSERT_NE(a_own, nullptr);
   ASSERT_NE(a->semaphore("frames.produced"), nullptr);
-  ASSERT_TRUE(r.wait_for(pub_kind::joined, 1));
-  const std::uint64_t a_id = r.wait_for(pub_kind::joined, 1)->subscriber;
+  ASSERT_TRUE(r_.wait_for(pub_kind::joined, 1));
+  const std::uint64_t a_id = r_.wait_for(pub_kind::joined, 1)->subscriber;
   EXPECT_EQ(mt::read_all(a_own->fd), own_content(a_id, 4, false));
 
   ASSERT_TRUE(p.announce_frame(7));
@@ -152,7 +133,7 @@ TEST(ipc_consumers, each_consumer_gets_its_own_semaphore_made_once_with_its_join
   EXPECT_EQ(b->frame_at_join(), std::optional<std::uint64_t>(7));
   const ipc::received_semaphore* b_own = b->semaphore(own_name);
   ASSERT_NE(b_own, nullptr);
-  const auto b_joined = r.wait_for(pub_kind::joined, 2);
+  const auto b_joined = r_.wait_for(pub_kind::joined, 2);
   ASSERT_TRUE(b_joined);
   EXPECT_EQ(mt::read_all(b_own->fd), own_content(b_joined->subscriber, 7, false));
   EXPECT_NE(inode_of(a_own->fd), 0U);
@@ -171,19 +152,17 @@ TEST(ipc_consumers, each_consumer_gets_its_own_semaphore_made_once_with_its_join
   ASSERT_TRUE(d) << d.error().message();
   EXPECT_EQ(d->semaphore(own_name), nullptr);
 
-  ASSERT_TRUE(r.wait_for(pub_kind::joined, 4));
-  std::lock_guard lock(r.mutex);
-  ASSERT_EQ(r.joins.size(), 2U) << "the callback runs once per consumer, never for observers";
-  EXPECT_EQ(r.joins[0].subscriber, a_id);
-  EXPECT_EQ(r.joins[0].last_frame, std::optional<std::uint64_t>(4));
-  EXPECT_FALSE(r.joins[0].again);
-  EXPECT_EQ(r.joins[1].last_frame, std::optional<std::uint64_t>(7));
+  ASSERT_TRUE(r_.wait_for(pub_kind::joined, 4));
+  std::lock_guard lock(r_.mutex);
+  ASSERT_EQ(r_.joins.size(), 2U) << "the callback runs once per consumer, never for observers";
+  EXPECT_EQ(r_.joins[0].subscriber, a_id);
+  EXPECT_EQ(r_.joins[0].last_frame, std::optional<std::uint64_t>(4));
+  EXPECT_FALSE(r_.joins[0].again);
+  EXPECT_EQ(r_.joins[1].last_frame, std::optional<std::uint64_t>(7));
 }
 
-TEST(ipc_consumers, a_late_joiner_starts_at_the_frame_after_the_last_announced_one) {
-  mt::temp_dir dir;
-  recorder r;
-  auto p = start(dir, r, 4);
+TEST_F(ipc_consumers, a_late_joiner_starts_at_the_frame_after_the_last_announced_one) {
+  auto p = start(4);
   ASSERT_TRUE(p.valid());
   for (std::uint64_t n = 0; n < 10; ++n) ASSERT_TRUE(p.announce_frame(n));
   auto late = join(p.path(), ipc::subscriber_role::consumer, "late");
@@ -198,17 +177,15 @@ TEST(ipc_consumers, a_late_joiner_starts_at_the_frame_after_the_last_announced_o
   EXPECT_EQ(e->frame, 10U) << "the late joiner's first frame is the one after its join frame";
 }
 
-TEST(ipc_consumers, a_frame_announced_while_the_resources_are_made_makes_them_again_for_the_final_frame) {
-  mt::temp_dir dir;
-  recorder r;
+TEST_F(ipc_consumers, a_frame_announced_while_the_resources_are_made_makes_them_again_for_the_final_frame) {
   std::promise<void> entered;
   std::promise<void> announced;
   auto announced_future = announced.get_future().share();
   std::atomic<int> calls{0};
   ipc::publisher_options o;
-  o.listen.path = dir.file("pub.sock");
+  o.listen.path = dir_.file("pub.sock");
   o.max_consumers = 1;
-  o.on_event = r.sink();
+  o.on_event = r_.sink();
   o.on_consumer_join = [&](const ipc::consumer_join& j) -> membridge::result<ipc::consumer_resources> {
     if (calls.fetch_add(1) == 0) {
       // The first call: let the test announce a frame meanwhile.
@@ -216,7 +193,7 @@ TEST(ipc_consumers, a_frame_announced_while_the_resources_are_made_makes_them_ag
       if (announced_future.wait_for(5s) != std::future_status::ready)
         return membridge::error(errc::timeout, "test callback", "the test announced nothing");
     }
-    return r.callback()(j);
+    return r_.callback()(j);
   };
   auto p = ipc::publisher::start(o);
   ASSERT_TRUE(p) << p.error().message();
@@ -229,23 +206,21 @@ TEST(ipc_consumers, a_frame_announced_while_the_resources_are_made_makes_them_ag
   ASSERT_TRUE(s) << s.error().message();
   EXPECT_EQ(s->frame_at_join(), std::optional<std::uint64_t>(2));
   ASSERT_NE(s->semaphore(own_name), nullptr);
-  const auto id = r.wait_for(pub_kind::joined)->subscriber;
+  const auto id = r_.wait_for(pub_kind::joined)->subscriber;
   EXPECT_EQ(mt::read_all(s->semaphore(own_name)->fd), own_content(id, 2, true))
       << "the joiner got the first call's resources, made for a frame it never consumes";
-  std::lock_guard lock(r.mutex);
-  ASSERT_EQ(r.joins.size(), 2U);
-  EXPECT_EQ(r.joins[0].last_frame, std::optional<std::uint64_t>(1));
-  EXPECT_TRUE(r.joins[1].again);
-  EXPECT_EQ(r.joins[1].last_frame, std::optional<std::uint64_t>(2));
+  std::lock_guard lock(r_.mutex);
+  ASSERT_EQ(r_.joins.size(), 2U);
+  EXPECT_EQ(r_.joins[0].last_frame, std::optional<std::uint64_t>(1));
+  EXPECT_TRUE(r_.joins[1].again);
+  EXPECT_EQ(r_.joins[1].last_frame, std::optional<std::uint64_t>(2));
 }
 
-TEST(ipc_consumers, a_failing_callback_refuses_the_joiner_with_its_message_and_others_still_join) {
-  mt::temp_dir dir;
-  recorder r;
+TEST_F(ipc_consumers, a_failing_callback_refuses_the_joiner_with_its_message_and_others_still_join) {
   ipc::publisher_options o;
-  o.listen.path = dir.file("pub.sock");
+  o.listen.path = dir_.file("pub.sock");
   o.max_consumers = 2;
-  o.on_event = r.sink();
+  o.on_event = r_.sink();
   o.on_consumer_join = [](const ipc::consumer_join&) -> membridge::result<ipc::consumer_resources> {
     return membridge::error(errc::out_of_memory, "test callback", "no semaphore left for you");
   };
@@ -255,7 +230,7 @@ TEST(ipc_consumers, a_failing_callback_refuses_the_joiner_with_its_message_and_o
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().code(), errc::protocol_error);
   EXPECT_NE(refused.error().message().find("no semaphore left for you"), std::string::npos) << refused.error().message();
-  const auto e = r.wait_for(pub_kind::refused);
+  const auto e = r_.wait_for(pub_kind::refused);
   ASSERT_TRUE(e);
   EXPECT_NE(e->reason.find("no semaphore left for you"), std::string::npos) << e->reason;
   EXPECT_EQ(p->consumer_count(), 0U);
@@ -264,22 +239,20 @@ TEST(ipc_consumers, a_failing_callback_refuses_the_joiner_with_its_message_and_o
   EXPECT_EQ(observer->role(), ipc::subscriber_role::observer);
 }
 
-TEST(ipc_consumers, a_consumer_killed_with_sigkill_leaves_and_the_other_consumer_keeps_receiving_frames) {
-  mt::temp_dir dir;
-  recorder r;
-  auto p = start(dir, r, 2);
+TEST_F(ipc_consumers, a_consumer_killed_with_sigkill_leaves_and_the_other_consumer_keeps_receiving_frames) {
+  auto p = start(2);
   ASSERT_TRUE(p.valid());
   ASSERT_TRUE(p.announce_frame(0));
   auto a = join(p.path(), ipc::subscriber_role::consumer, "a");
   ASSERT_TRUE(a) << a.error().message();
-  ASSERT_TRUE(r.wait_for(pub_kind::joined, 1));
+  ASSERT_TRUE(r_.wait_for(pub_kind::joined, 1));
 
   auto child = mt::spawn_child("ipc_consumers_child", {p.path()});
   ASSERT_TRUE(child) << child.error().message();
   auto report = mt::receive_message(child->socket(), 64, 10s);
   ASSERT_TRUE(report) << report.error().message();
   EXPECT_EQ(std::string(reinterpret_cast<const char*>(report->payload.data()), report->payload.size()), "ok 0");
-  const auto child_joined = r.wait_for(pub_kind::joined, 2);
+  const auto child_joined = r_.wait_for(pub_kind::joined, 2);
   ASSERT_TRUE(child_joined);
   EXPECT_EQ(child_joined->role, ipc::subscriber_role::consumer);
   EXPECT_EQ(p.consumer_count(), 2U);
@@ -289,7 +262,7 @@ TEST(ipc_consumers, a_consumer_killed_with_sigkill_leaves_and_the_other_consumer
   auto status = child->wait(10s);
   ASSERT_TRUE(status) << status.error().message();
   EXPECT_EQ(*status, 128 + SIGKILL);
-  const auto left = r.wait_for(pub_kind::left);
+  const auto left = r_.wait_for(pub_kind::left);
   ASSERT_TRUE(left) << "no left event for the killed consumer";
   EXPECT_EQ(left->subscriber, child_joined->subscriber);
   EXPECT_EQ(left->role, ipc::subscriber_role::consumer);
@@ -308,13 +281,11 @@ TEST(ipc_consumers, a_consumer_killed_with_sigkill_leaves_and_the_other_consumer
   ASSERT_TRUE(again) << again.error().message();
   EXPECT_EQ(again->role(), ipc::subscriber_role::consumer);
   EXPECT_EQ(again->frame_at_join(), std::optional<std::uint64_t>(5));
-  EXPECT_EQ(r.join_count(), 3U);
+  EXPECT_EQ(r_.join_count(), 3U);
 }
 
-TEST(ipc_consumers, a_version_2_peer_is_refused) {
-  mt::temp_dir dir;
-  recorder r;
-  auto p = start(dir, r, 2);
+TEST_F(ipc_consumers, a_version_2_peer_is_refused) {
+  auto p = start(2);
   ASSERT_TRUE(p.valid());
   auto ch = ipc::channel::connect(p.path(), 5s);
   ASSERT_TRUE(ch) << ch.error().message();
@@ -327,10 +298,10 @@ TEST(ipc_consumers, a_version_2_peer_is_refused) {
   std::vector<std::byte> bytes(header.begin(), header.end());
   bytes.insert(bytes.end(), payload.begin(), payload.end());
   ASSERT_TRUE(mt::raw_send(ch->native(), bytes, {}));
-  const auto e = r.wait_for(pub_kind::refused);
+  const auto e = r_.wait_for(pub_kind::refused);
   ASSERT_TRUE(e) << "a version 2 hello was not refused";
   EXPECT_NE(e->reason.find("version 2"), std::string::npos) << e->reason;
-  EXPECT_EQ(r.join_count(), 0U);
+  EXPECT_EQ(r_.join_count(), 0U);
   EXPECT_EQ(p.subscriber_count(), 0U);
   static_assert(ipc::wire_version == 3);
 }

@@ -1,14 +1,21 @@
-// Helpers shared by the ipc tier's tests: memfds with content, temporary socket directories, and a
-// raw sendmsg that bypasses every check of ipc::channel (to play a hostile peer).
+// Helpers shared by the ipc tier's tests: memfds with content, temporary socket directories, a raw
+// sendmsg that bypasses every check of ipc::channel (to play a hostile peer), and a log of a
+// publisher's events.
 #pragma once
 
+#include <membridge/ipc/publisher.hpp>
 #include <membridge/os/borrowed_fd.hpp>
 #include <membridge/os/unique_fd.hpp>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <functional>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -76,4 +83,46 @@ inline bool raw_send(os::borrowed_fd socket, const std::vector<std::byte>& bytes
   return ::sendmsg(socket.get(), &msg, MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size());
 }
 
+/// Collects a publisher's events (its on_event sink) and waits for one.
+struct publisher_event_log {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<ipc::publisher_event> events;
+
+  std::function<void(const ipc::publisher_event&)> sink() {
+    return [this](const ipc::publisher_event& e) {
+      std::lock_guard lock(mutex);
+      events.push_back(e);
+      changed.notify_all();
+    };
+  }
+  /// Waits until `count` events of kind `what` were seen; returns the last one.
+  std::optional<ipc::publisher_event> wait_for(ipc::publisher_event::kind what, std::size_t count = 1,
+                                               std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
+    std::unique_lock lock(mutex);
+    std::optional<ipc::publisher_event> last;
+    changed.wait_for(lock, timeout, [&] {
+      std::size_t n = 0;
+      for (const auto& e : events)
+        if (e.what == what && ++n == count) last = e;
+      return last.has_value();
+    });
+    return last;
+  }
+};
+
 }  // namespace membridge::testing
+
+/// The names the ipc tier's tests share: `using namespace membridge::testing::ipc_tier;` in a test's
+/// anonymous namespace.
+namespace membridge::testing::ipc_tier {
+using namespace std::chrono_literals;
+using membridge::errc;
+namespace ipc = membridge::ipc;
+namespace os = membridge::os;
+namespace mt = membridge::testing;
+using mt::make_memfd;
+using mt::read_all;
+using mt::temp_dir;
+using pub_kind = ipc::publisher_event::kind;
+}  // namespace membridge::testing::ipc_tier

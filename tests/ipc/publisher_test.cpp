@@ -24,17 +24,9 @@
 
 namespace {
 
-using namespace std::chrono_literals;
-using membridge::errc;
-namespace ipc = membridge::ipc;
-namespace os = membridge::os;
-namespace mt = membridge::testing;
+using namespace membridge::testing::ipc_tier;
 namespace detail = membridge::ipc::detail;
-using mt::make_memfd;
-using mt::read_all;
-using mt::temp_dir;
 using event_kind = ipc::subscriber_event::kind;
-using pub_kind = ipc::publisher_event::kind;
 
 constexpr std::uint64_t chunk_bytes = 2 << 20;
 
@@ -67,32 +59,7 @@ void expect_contents(const ipc::received_buffer& b, const std::string& tag) {
   for (std::size_t i = 0; i < b.fds.size(); ++i) EXPECT_EQ(read_all(b.fds[i]), chunk_content(tag, i)) << "chunk " << i;
 }
 
-/// Collects a publisher's events and waits for one.
-struct event_log {
-  std::mutex mutex;
-  std::condition_variable changed;
-  std::vector<ipc::publisher_event> events;
-
-  std::function<void(const ipc::publisher_event&)> sink() {
-    return [this](const ipc::publisher_event& e) {
-      std::lock_guard lock(mutex);
-      events.push_back(e);
-      changed.notify_all();
-    };
-  }
-  /// Waits until `count` events of kind `what` were seen; returns the last one.
-  std::optional<ipc::publisher_event> wait_for(pub_kind what, std::size_t count = 1, std::chrono::milliseconds timeout = 5s) {
-    std::unique_lock lock(mutex);
-    std::optional<ipc::publisher_event> last;
-    changed.wait_for(lock, timeout, [&] {
-      std::size_t n = 0;
-      for (const auto& e : events)
-        if (e.what == what && ++n == count) last = e;
-      return last.has_value();
-    });
-    return last;
-  }
-};
+using event_log = mt::publisher_event_log;
 
 ipc::publisher start(const temp_dir& dir, event_log* log = nullptr, std::chrono::milliseconds handshake = 2000ms) {
   ipc::publisher_options o;

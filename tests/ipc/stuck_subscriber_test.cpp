@@ -29,11 +29,7 @@
 
 namespace {
 
-using namespace std::chrono_literals;
-using membridge::errc;
-namespace ipc = membridge::ipc;
-namespace mt = membridge::testing;
-using pub_kind = ipc::publisher_event::kind;
+using namespace membridge::testing::ipc_tier;
 
 double max_of(const std::vector<double>& v) { return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end()); }
 

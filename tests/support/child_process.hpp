@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstring>
 #include <optional>
 #include <span>
 #include <string>
@@ -75,6 +76,21 @@ struct message {
 template <class T>
 result<void> send_value(os::borrowed_fd socket, const T& value, std::span<const os::borrowed_fd> fds = {}) {
   return send_message(socket, std::as_bytes(std::span<const T, 1>(&value, 1)), fds);
+}
+
+/// A child role's body for "one request and one fd in, one reply out": receives a Request (trivially
+/// copyable) with one fd on child_socket() within 60 s, and sends back work(request, fd) after closing
+/// the fd. Returns the role's exit status: 0; 20 when no well-formed request came; 21 when the reply
+/// could not be sent.
+template <class Request, class Reply>
+int answer_one_request(Reply (*work)(const Request&, os::borrowed_fd)) {
+  auto in = receive_message(child_socket(), sizeof(Request), std::chrono::seconds(60));
+  if (!in || in->fds.size() != 1 || in->payload.size() != sizeof(Request)) return 20;
+  Request q{};
+  std::memcpy(&q, in->payload.data(), sizeof q);
+  const Reply r = work(q, in->fds[0]);
+  in->fds.clear();  // close the received fd before answering
+  return send_value(child_socket(), r) ? 0 : 21;
 }
 
 }  // namespace membridge::testing

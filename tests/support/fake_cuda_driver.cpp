@@ -1,3 +1,4 @@
+#include "fake_cuda_common.hpp"
 #include "fake_cuda_driver.hpp"
 #include "fake_cuda_handles.hpp"
 
@@ -18,19 +19,7 @@ std::array<int, 8> g_primary_markers{};  // one primary context per device (up t
 
 fake_cuda& active() { return *g_active; }
 
-std::string hex(std::uint64_t v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(v));
-  return text;
-}
-
-// Runs the common prologue: records the call, returns an injected failure if one is due.
-#define FAKE_ENTER(name)                                     \
-  if (auto injected = active().enter_call(name); injected) \
-  return *injected
-
-#define FAKE_REQUIRE_CONTEXT(name)                                          \
-  if (!active().context_current()) active().note_misuse(std::string(name) + " without a current context")
+using fake_detail::hex;
 
 CUresult fake_cuInit(unsigned int) {
   FAKE_ENTER("cuInit");
@@ -461,10 +450,8 @@ CUresult fake_cuImportExternalSemaphore(CUexternalSemaphore* out, const CUDA_EXT
 CUresult fake_cuDestroyExternalSemaphore(CUexternalSemaphore semaphore) {
   FAKE_ENTER("cuDestroyExternalSemaphore");
   auto& f = active();
-  if (f.semaphores_.erase(semaphore) == 0) {
-    f.note_misuse("cuDestroyExternalSemaphore of an unknown semaphore");
+  if (!fake_detail::forget(f.semaphores_, semaphore, "cuDestroyExternalSemaphore of an unknown semaphore"))
     return CUDA_ERROR_INVALID_HANDLE;
-  }
   return CUDA_SUCCESS;
 }
 
@@ -554,18 +541,19 @@ CUresult fake_cuDestroyExternalMemory(CUexternalMemory memory) {
 // library's table (src/cuda/external_memory.cpp), so it cannot catch a wrong entry there: the
 // footprints that pin the library's table are written out per case in cuda_external_memory_test
 // (map_array_footprints_match_expectations_written_out_per_format).
+// Written as the model's own table (formats not listed: 0, the driver checks nothing).
 std::size_t fake_element_bytes(CUarray_format format) {
-  switch (format) {
-    case CU_AD_FORMAT_UNSIGNED_INT8:
-    case CU_AD_FORMAT_SIGNED_INT8: return 1;
-    case CU_AD_FORMAT_UNSIGNED_INT16:
-    case CU_AD_FORMAT_SIGNED_INT16:
-    case CU_AD_FORMAT_HALF: return 2;
-    case CU_AD_FORMAT_UNSIGNED_INT32:
-    case CU_AD_FORMAT_SIGNED_INT32:
-    case CU_AD_FORMAT_FLOAT: return 4;
-    default: return 0;
-  }
+  struct entry {
+    CUarray_format format;
+    std::size_t bytes;
+  };
+  static constexpr entry table[] = {
+      {CU_AD_FORMAT_UNSIGNED_INT8, 1},  {CU_AD_FORMAT_SIGNED_INT8, 1},  {CU_AD_FORMAT_UNSIGNED_INT16, 2},
+      {CU_AD_FORMAT_SIGNED_INT16, 2},   {CU_AD_FORMAT_HALF, 2},         {CU_AD_FORMAT_UNSIGNED_INT32, 4},
+      {CU_AD_FORMAT_SIGNED_INT32, 4},   {CU_AD_FORMAT_FLOAT, 4}};
+  for (const entry& e : table)
+    if (e.format == format) return e.bytes;
+  return 0;
 }
 
 CUresult fake_cuExternalMemoryGetMappedMipmappedArray(CUmipmappedArray* out, CUexternalMemory memory,
@@ -657,10 +645,8 @@ CUresult fake_cuSurfObjectCreate(CUsurfObject* out, const CUDA_RESOURCE_DESC* de
 CUresult fake_cuSurfObjectDestroy(CUsurfObject surface) {
   FAKE_ENTER("cuSurfObjectDestroy");
   auto& f = active();
-  if (f.surfaces_.erase(surface) == 0) {
-    f.note_misuse("cuSurfObjectDestroy of an unknown or destroyed surface object");
+  if (!fake_detail::forget(f.surfaces_, surface, "cuSurfObjectDestroy of an unknown or destroyed surface object"))
     return CUDA_ERROR_INVALID_HANDLE;
-  }
   return CUDA_SUCCESS;
 }
 

@@ -2,9 +2,9 @@
 // the real driver's rules for sync::cross_gpu_link, checked call by call. Every enqueued operation
 // is kept in stream_ops_ (in order) for tests to compare; copies must stay inside mapped device
 // memory and live pinned host blocks.
+#include "fake_cuda_common.hpp"
 #include "fake_cuda_driver.hpp"
 
-#include <cstdio>
 #include <string>
 #include <utility>
 
@@ -14,18 +14,7 @@ namespace {
 
 fake_cuda& active() { return fake_cuda::active(); }
 
-std::string hex(std::uint64_t v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(v));
-  return text;
-}
-
-#define FAKE_ENTER(name)                                     \
-  if (auto injected = active().enter_call(name); injected) \
-  return *injected
-
-#define FAKE_REQUIRE_CONTEXT(name) \
-  if (!active().context_current()) active().note_misuse(std::string(name) + " without a current context")
+using fake_detail::hex;
 
 // A stream the fake made (or the legacy default stream, null).
 bool known_stream(CUstream stream) { return stream == nullptr || active().streams_.count(stream) != 0; }
@@ -69,10 +58,7 @@ CUresult fake_cuEventCreate(CUevent* out, unsigned int flags) {
 CUresult fake_cuEventDestroy(CUevent event) {
   FAKE_ENTER("cuEventDestroy");
   auto& f = active();
-  if (f.events_.erase(event) == 0) {
-    f.note_misuse("cuEventDestroy of an unknown event");
-    return CUDA_ERROR_INVALID_HANDLE;
-  }
+  if (!fake_detail::forget(f.events_, event, "cuEventDestroy of an unknown event")) return CUDA_ERROR_INVALID_HANDLE;
   f.recorded_events_.erase(event);
   return CUDA_SUCCESS;
 }
@@ -169,10 +155,8 @@ CUresult fake_cuMemFreeHost(void* pointer) {
   FAKE_ENTER("cuMemFreeHost");
   auto& f = active();
   const auto p = reinterpret_cast<std::uintptr_t>(pointer);
-  if (f.host_blocks_.erase(p) == 0) {
-    f.note_misuse("cuMemFreeHost of memory cuMemHostAlloc did not return");
+  if (!fake_detail::forget(f.host_blocks_, p, "cuMemFreeHost of memory cuMemHostAlloc did not return"))
     return CUDA_ERROR_INVALID_VALUE;
-  }
   f.host_sizes_.erase(p);
   return CUDA_SUCCESS;
 }

@@ -2,9 +2,9 @@
 // sync::producer_graph (capture into a graph, external-semaphore nodes, child graphs, instantiation,
 // per-launch node values, launches), checked call by call; a launch "runs" the executable graph's
 // operations in order against the semaphore model (waits recorded, signals must grow).
+#include "fake_cuda_common.hpp"
 #include "fake_cuda_driver.hpp"
 
-#include <cstdio>
 #include <string>
 #include <utility>
 
@@ -14,11 +14,7 @@ namespace {
 
 fake_cuda& active() { return fake_cuda::active(); }
 
-std::string hex(std::uint64_t v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(v));
-  return text;
-}
+using fake_detail::hex;
 
 template <class T>
 std::string hex_of(T* p) {
@@ -29,13 +25,6 @@ template <class T>
 T* new_handle() {
   return reinterpret_cast<T*>(static_cast<std::uintptr_t>(active().next_id_++));
 }
-
-#define FAKE_ENTER(name)                                     \
-  if (auto injected = active().enter_call(name); injected) \
-  return *injected
-
-#define FAKE_REQUIRE_CONTEXT(name) \
-  if (!active().context_current()) active().note_misuse(std::string(name) + " without a current context")
 
 // Adds a node to a live graph after checking its dependencies belong to it.
 CUresult add_node(CUgraphNode* out, CUgraph graph, const CUgraphNode* deps, std::size_t count,
@@ -244,26 +233,29 @@ bool one_semaphore(const Params* params, const char* call, CUexternalSemaphore& 
   return true;
 }
 
+// A node of type `type` waiting on or signalling the one semaphore in `params` (call: the driver
+// function's name).
+template <class Params>
+CUresult add_semaphore_node(CUgraphNode* out, CUgraph graph, const CUgraphNode* deps, std::size_t count,
+                            const Params* params, CUgraphNodeType type, const char* call) {
+  FAKE_ENTER(call);
+  FAKE_REQUIRE_CONTEXT(call);
+  fake_cuda::graph_node_rec rec;
+  rec.type = type;
+  if (!one_semaphore(params, call, rec.semaphore, rec.value)) return CUDA_ERROR_INVALID_VALUE;
+  return add_node(out, graph, deps, count, std::move(rec), call);
+}
+
 CUresult fake_cuGraphAddExternalSemaphoresWaitNode(CUgraphNode* out, CUgraph graph, const CUgraphNode* deps,
                                                    std::size_t count, const CUDA_EXT_SEM_WAIT_NODE_PARAMS* params) {
-  FAKE_ENTER("cuGraphAddExternalSemaphoresWaitNode");
-  FAKE_REQUIRE_CONTEXT("cuGraphAddExternalSemaphoresWaitNode");
-  fake_cuda::graph_node_rec rec;
-  rec.type = CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT;
-  if (!one_semaphore(params, "cuGraphAddExternalSemaphoresWaitNode", rec.semaphore, rec.value))
-    return CUDA_ERROR_INVALID_VALUE;
-  return add_node(out, graph, deps, count, std::move(rec), "cuGraphAddExternalSemaphoresWaitNode");
+  return add_semaphore_node(out, graph, deps, count, params, CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT,
+                            "cuGraphAddExternalSemaphoresWaitNode");
 }
 
 CUresult fake_cuGraphAddExternalSemaphoresSignalNode(CUgraphNode* out, CUgraph graph, const CUgraphNode* deps,
                                                      std::size_t count, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS* params) {
-  FAKE_ENTER("cuGraphAddExternalSemaphoresSignalNode");
-  FAKE_REQUIRE_CONTEXT("cuGraphAddExternalSemaphoresSignalNode");
-  fake_cuda::graph_node_rec rec;
-  rec.type = CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL;
-  if (!one_semaphore(params, "cuGraphAddExternalSemaphoresSignalNode", rec.semaphore, rec.value))
-    return CUDA_ERROR_INVALID_VALUE;
-  return add_node(out, graph, deps, count, std::move(rec), "cuGraphAddExternalSemaphoresSignalNode");
+  return add_semaphore_node(out, graph, deps, count, params, CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL,
+                            "cuGraphAddExternalSemaphoresSignalNode");
 }
 
 CUresult fake_cuGraphInstantiateWithFlags(CUgraphExec* out, CUgraph graph, unsigned long long flags) {
@@ -286,10 +278,8 @@ CUresult fake_cuGraphInstantiateWithFlags(CUgraphExec* out, CUgraph graph, unsig
 CUresult fake_cuGraphExecDestroy(CUgraphExec exec) {
   FAKE_ENTER("cuGraphExecDestroy");
   auto& f = active();
-  if (f.execs_.erase(exec) == 0) {
-    f.note_misuse("cuGraphExecDestroy of an unknown or destroyed executable graph");
+  if (!fake_detail::forget(f.execs_, exec, "cuGraphExecDestroy of an unknown or destroyed executable graph"))
     return CUDA_ERROR_INVALID_VALUE;
-  }
   return CUDA_SUCCESS;
 }
 
@@ -312,26 +302,29 @@ fake_cuda::graph_op* exec_op(CUgraphExec exec, CUgraphNode node, CUgraphNodeType
   return nullptr;
 }
 
-CUresult fake_cuGraphExecExternalSemaphoresWaitNodeSetParams(CUgraphExec exec, CUgraphNode node,
-                                                             const CUDA_EXT_SEM_WAIT_NODE_PARAMS* params) {
-  constexpr const char* call = "cuGraphExecExternalSemaphoresWaitNodeSetParams";
+// Sets the semaphore value of node `node` (of type `type`) in `exec` from `params` (call: the driver
+// function's name).
+template <class Params>
+CUresult set_semaphore_node(CUgraphExec exec, CUgraphNode node, const Params* params, CUgraphNodeType type,
+                            const char* call) {
   FAKE_ENTER(call);
   FAKE_REQUIRE_CONTEXT(call);
-  fake_cuda::graph_op* op = exec_op(exec, node, CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT, call);
+  fake_cuda::graph_op* op = exec_op(exec, node, type, call);
   if (op == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (!one_semaphore(params, call, op->semaphore, op->value)) return CUDA_ERROR_INVALID_VALUE;
   return CUDA_SUCCESS;
 }
 
+CUresult fake_cuGraphExecExternalSemaphoresWaitNodeSetParams(CUgraphExec exec, CUgraphNode node,
+                                                             const CUDA_EXT_SEM_WAIT_NODE_PARAMS* params) {
+  return set_semaphore_node(exec, node, params, CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT,
+                            "cuGraphExecExternalSemaphoresWaitNodeSetParams");
+}
+
 CUresult fake_cuGraphExecExternalSemaphoresSignalNodeSetParams(CUgraphExec exec, CUgraphNode node,
                                                                const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS* params) {
-  constexpr const char* call = "cuGraphExecExternalSemaphoresSignalNodeSetParams";
-  FAKE_ENTER(call);
-  FAKE_REQUIRE_CONTEXT(call);
-  fake_cuda::graph_op* op = exec_op(exec, node, CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL, call);
-  if (op == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  if (!one_semaphore(params, call, op->semaphore, op->value)) return CUDA_ERROR_INVALID_VALUE;
-  return CUDA_SUCCESS;
+  return set_semaphore_node(exec, node, params, CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL,
+                            "cuGraphExecExternalSemaphoresSignalNodeSetParams");
 }
 
 CUresult fake_cuGraphLaunch(CUgraphExec exec, CUstream stream) {

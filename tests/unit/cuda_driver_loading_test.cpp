@@ -130,6 +130,19 @@ class fake_libcuda_test : public ::testing::Test {
   }
   int requested(const char* symbol) { return control<int (*)(const char*)>("fake_libcuda_requested_version")(symbol); }
 
+  /// driver::load of the stand-in whose cuInit answers `rc` (named `rc_name`): it must fail as
+  /// driver_unavailable from cuInit naming that code. Returns the error's message ("" if it loaded).
+  std::string load_with_failing_init(int rc, const char* rc_name) {
+    control<void (*)(int)>("fake_libcuda_set_init_result")(rc);
+    const auto drv = driver::load(MEMBRIDGE_FAKE_LIBCUDA);
+    EXPECT_FALSE(drv);
+    if (drv) return {};
+    EXPECT_EQ(drv.error().code(), errc::driver_unavailable);
+    EXPECT_EQ(drv.error().call(), "cuInit");
+    EXPECT_EQ(drv.error().native_name(), rc_name);
+    return drv.error().message();
+  }
+
   membridge::os::dynamic_library lib_;
 };
 
@@ -181,32 +194,21 @@ TEST_F(fake_libcuda_test, load_fills_every_entry_at_the_abi_version_its_type_nam
 }
 
 TEST_F(fake_libcuda_test, a_failing_cuinit_is_named) {
-  control<void (*)(int)>("fake_libcuda_set_init_result")(CUDA_ERROR_NO_DEVICE);
-  const auto drv = driver::load(MEMBRIDGE_FAKE_LIBCUDA);
-  ASSERT_FALSE(drv);
-  EXPECT_EQ(drv.error().code(), errc::driver_unavailable);
-  EXPECT_EQ(drv.error().call(), "cuInit");
-  EXPECT_EQ(drv.error().native_name(), "CUDA_ERROR_NO_DEVICE");
+  (void)load_with_failing_init(CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE");
 }
 
 TEST_F(fake_libcuda_test, the_stub_library_answer_carries_a_plain_words_hint) {
-  control<void (*)(int)>("fake_libcuda_set_init_result")(CUDA_ERROR_STUB_LIBRARY);
-  const auto drv = driver::load(MEMBRIDGE_FAKE_LIBCUDA);
-  ASSERT_FALSE(drv);
-  EXPECT_EQ(drv.error().code(), errc::driver_unavailable);
-  EXPECT_EQ(drv.error().call(), "cuInit");
-  EXPECT_EQ(drv.error().native_name(), "CUDA_ERROR_STUB_LIBRARY");
-  const std::string m = drv.error().message();
+  const std::string m = load_with_failing_init(CUDA_ERROR_STUB_LIBRARY, "CUDA_ERROR_STUB_LIBRARY");
+  ASSERT_FALSE(m.empty());
   EXPECT_NE(m.find("stub libcuda.so (from lib64/stubs), which only satisfies the linker"), std::string::npos) << m;
   EXPECT_NE(m.find("the real libcuda.so.1 comes with the NVIDIA driver"), std::string::npos) << m;
   EXPECT_NE(m.find("LD_LIBRARY_PATH"), std::string::npos) << m;
 }
 
 TEST_F(fake_libcuda_test, other_cuinit_failures_carry_no_stub_hint) {
-  control<void (*)(int)>("fake_libcuda_set_init_result")(CUDA_ERROR_NO_DEVICE);
-  const auto drv = driver::load(MEMBRIDGE_FAKE_LIBCUDA);
-  ASSERT_FALSE(drv);
-  EXPECT_EQ(drv.error().message().find("stub"), std::string::npos) << drv.error().message();
+  const std::string m = load_with_failing_init(CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE");
+  ASSERT_FALSE(m.empty());
+  EXPECT_EQ(m.find("stub"), std::string::npos) << m;
 }
 
 TEST_F(fake_libcuda_test, a_driver_older_than_cuda_12_is_refused) {

@@ -52,19 +52,27 @@ class external_memory_test : public membridge::testing::fake_driver_test {
     fake_driver_test::TearDown();
   }
 
-  std::vector<std::string> calls_since(std::size_t from) const {
-    const auto& all = fake_.calls();
-    return {all.begin() + static_cast<std::ptrdiff_t>(from), all.end()};
+  /// An import of fd_ (4 MiB), an RGBA8 1024 x 1024 array mapped from it and a surface on the array.
+  struct surface_chain {
+    external_memory imported;
+    mapped_array array;
+    surface_object surface;
+  };
+
+  /// Makes the three objects of a surface_chain in `out`; fails the test (fatally) when one cannot be
+  /// made. The caller returns when HasFatalFailure().
+  void make_surface_chain(surface_chain& out) {
+    auto imported = external_memory::import(dev_, fd_, 4_MiB);
+    ASSERT_TRUE(imported) << imported.error().message();
+    auto array = imported->map_array(rgba8_1024);
+    ASSERT_TRUE(array) << array.error().message();
+    auto surface = array->make_surface();
+    ASSERT_TRUE(surface) << surface.error().message();
+    out.imported = std::move(imported).value();
+    out.array = std::move(array).value();
+    out.surface = std::move(surface).value();
   }
-  static bool contains_in_order(const std::vector<std::string>& calls, const std::vector<std::string>& wanted) {
-    auto it = calls.begin();
-    for (const auto& w : wanted) {
-      it = std::find(it, calls.end(), w);
-      if (it == calls.end()) return false;
-      ++it;
-    }
-    return true;
-  }
+
   static std::size_t count(const std::vector<std::string>& calls, const std::string& name) {
     return static_cast<std::size_t>(std::count(calls.begin(), calls.end(), name));
   }
@@ -372,43 +380,39 @@ TEST_F(external_memory_test, a_failed_level_lookup_destroys_the_mapped_array) {
 }
 
 TEST_F(external_memory_test, surfaces_then_arrays_then_the_import_are_destroyed_in_the_usual_order) {
-  auto imported = external_memory::import(dev_, fd_, 4_MiB);
-  ASSERT_TRUE(imported);
-  auto array = imported->map_array(rgba8_1024);
-  ASSERT_TRUE(array);
-  auto surface = array->make_surface();
-  ASSERT_TRUE(surface);
+  surface_chain chain;
+  make_surface_chain(chain);
+  if (HasFatalFailure()) return;
+  auto& [imported, array, surface] = chain;
   const std::size_t from = fake_.calls().size();
-  surface->reset();
-  EXPECT_FALSE(surface->valid());
+  surface.reset();
+  EXPECT_FALSE(surface.valid());
   EXPECT_TRUE(fake_.surfaces_.empty());
-  array->reset();
+  array.reset();
   EXPECT_TRUE(fake_.mipmapped_arrays_.empty());
   EXPECT_EQ(fake_.external_memories_.size(), 1U);
-  imported->reset();
+  imported.reset();
   EXPECT_TRUE(fake_.external_memories_.empty());
   EXPECT_TRUE(contains_in_order(calls_since(from),
                                 {"cuSurfObjectDestroy", "cuMipmappedArrayDestroy", "cuDestroyExternalMemory"}));
 }
 
 TEST_F(external_memory_test, the_driver_objects_go_in_order_whatever_order_the_wrappers_go_in) {
-  auto imported = external_memory::import(dev_, fd_, 4_MiB);
-  ASSERT_TRUE(imported);
-  auto array = imported->map_array(rgba8_1024);
-  ASSERT_TRUE(array);
-  auto surface = array->make_surface();
-  ASSERT_TRUE(surface);
+  surface_chain chain;
+  make_surface_chain(chain);
+  if (HasFatalFailure()) return;
+  auto& [imported, array, surface] = chain;
   const std::size_t from = fake_.calls().size();
   // The import first: the array still views it, so nothing is destroyed yet.
-  imported->reset();
+  imported.reset();
   EXPECT_EQ(fake_.external_memories_.size(), 1U);
   EXPECT_TRUE(calls_since(from).empty());
   // Then the array: the surface object still uses it.
-  array->reset();
+  array.reset();
   EXPECT_EQ(fake_.mipmapped_arrays_.size(), 1U);
   EXPECT_TRUE(calls_since(from).empty());
   // The last wrapper takes all three with it, surface first (the fake records any other order as misuse).
-  surface->reset();
+  surface.reset();
   EXPECT_TRUE(fake_.surfaces_.empty());
   EXPECT_TRUE(fake_.mipmapped_arrays_.empty());
   EXPECT_TRUE(fake_.external_memories_.empty());

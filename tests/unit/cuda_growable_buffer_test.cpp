@@ -22,12 +22,7 @@ using membridge::cuda::growable_buffer_options;
 class growable_buffer_test : public membridge::testing::fake_driver_test {
  protected:
   growable_buffer make(const growable_buffer_options& options) {
-    auto buffer = growable_buffer::create(dev_, options);
-    if (!buffer) {
-      ADD_FAILURE() << buffer.error().message();
-      return {};
-    }
-    return std::move(buffer).value();
+    return membridge::testing::value_or_failure(growable_buffer::create(dev_, options));
   }
 
   // The buffer's chunks must tile [0, capacity) and match the driver's mappings one to one.
@@ -379,15 +374,6 @@ TEST_F(growable_buffer_test, a_failure_at_every_step_of_reserve_leaves_the_buffe
 
 // Issue 18 item 4: one shared chunk list, ONE context synchronize per teardown, whatever the number
 // of chunks (a cuCtxSynchronize stalls every stream of the context), and it comes before every unmap.
-namespace {
-
-// The calls made since `from`, in order.
-std::vector<std::string> calls_since(const membridge::testing::fake_cuda& fake, std::size_t from) {
-  return {fake.calls().begin() + static_cast<std::ptrdiff_t>(from), fake.calls().end()};
-}
-
-}  // namespace
-
 TEST_F(growable_buffer_test, destroying_an_n_chunk_buffer_synchronizes_once_before_the_unmaps) {
   auto b = make({.size = 64_MiB, .max_size = 4_GiB});
   for (std::size_t s = 128_MiB; s <= 1_GiB; s *= 2) ASSERT_TRUE(b.grow(s));
@@ -395,7 +381,7 @@ TEST_F(growable_buffer_test, destroying_an_n_chunk_buffer_synchronizes_once_befo
   const int syncs = fake_.synchronize_count();
   const std::size_t from = fake_.calls().size();
   b = growable_buffer{};
-  const auto made = calls_since(fake_, from);
+  const auto made = calls_since(from);
   EXPECT_EQ(fake_.synchronize_count() - syncs, 1) << membridge::testing::join(made);
   EXPECT_EQ(std::count(made.begin(), made.end(), "cuMemUnmap"), 5) << membridge::testing::join(made);
   EXPECT_EQ(std::count(made.begin(), made.end(), "cuMemRelease"), 5) << membridge::testing::join(made);

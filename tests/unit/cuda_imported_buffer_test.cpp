@@ -2,6 +2,7 @@
 // offsets of one reserved range; refusals that change nothing; truncation; teardown order; and a
 // failure at every step of an append leaving the buffer and the driver as they were.
 #include "fake_driver_test.hpp"
+#include "fake_import_steps.hpp"
 #include "fd_leak_listener.hpp"
 
 #include <membridge/core/units.hpp>
@@ -26,6 +27,8 @@ using membridge::cuda::access;
 using membridge::cuda::exported_chunk;
 using membridge::cuda::growable_buffer;
 using membridge::cuda::imported_buffer;
+using membridge::testing::export_all;
+using membridge::testing::fail_every_step;
 namespace os = membridge::os;
 
 class imported_buffer_test : public membridge::testing::fake_driver_test {
@@ -43,26 +46,22 @@ class imported_buffer_test : public membridge::testing::fake_driver_test {
     return std::move(b).value();
   }
 
-  std::vector<exported_chunk> export_all(const growable_buffer& b) {
-    std::vector<exported_chunk> out;
-    for (std::size_t i = 0; i < b.chunk_count(); ++i) {
-      auto c = b.export_chunk(i);
-      if (!c) {
-        ADD_FAILURE() << c.error().message();
-        return {};
-      }
-      out.push_back(std::move(c).value());
-    }
+  /// The exporter (make_exporter), each of its chunks exported, and a view reserved for its max_size().
+  struct import_setup {
+    growable_buffer exporter;
+    std::vector<exported_chunk> chunks;
+    imported_buffer view;
+  };
+  import_setup exported_and_reserved() {
+    import_setup out;
+    out.exporter = make_exporter();
+    out.chunks = export_all(out.exporter);
+    out.view = reserve(out.exporter.max_size());
     return out;
   }
 
   imported_buffer reserve(std::size_t bytes) {
-    auto b = imported_buffer::reserve(dev_, bytes);
-    if (!b) {
-      ADD_FAILURE() << b.error().message();
-      return {};
-    }
-    return std::move(b).value();
+    return membridge::testing::value_or_failure(imported_buffer::reserve(dev_, bytes));
   }
 
   // Each of the view's first chunks must be mapped at its offset, to the same physical memory as the
@@ -89,45 +88,6 @@ class imported_buffer_test : public membridge::testing::fake_driver_test {
       return m.first >= view.address() && m.first < view.address() + view.reserved_size();
     });
     EXPECT_EQ(static_cast<std::size_t>(in_view), chunks);
-  }
-
-  // Fails the driver call at step k of `attempt()` for k = 0, 1, ... until an attempt runs with no
-  // failure injected (which must succeed). Every failed attempt must report out_of_memory and leave the
-  // driver, the process's fds and the view (chunks, capacity, size) as they were. Returns the number
-  // of steps that failed.
-  template <class Attempt>
-  int fail_every_step(const imported_buffer& view, Attempt attempt) {
-    const auto before = fake_.state();
-    const auto fds_before = membridge::testing::open_fds();
-    const std::size_t chunks = view.chunk_count();
-    const std::size_t capacity = view.capacity();
-    const std::size_t size = view.size();
-    for (int k = 0;; ++k) {
-      fake_.fail_nth_call(k, CUDA_ERROR_OUT_OF_MEMORY);
-      const auto r = attempt();
-      if (!fake_.injection_fired()) {
-        fake_.clear_failures();
-        EXPECT_TRUE(r) << r.error().message();
-        return k;
-      }
-      const std::string step = "step " + std::to_string(k) + " (" + fake_.failed_function() + ")";
-      if (r) {
-        ADD_FAILURE() << step << " failed but the call reported success";
-        fake_.clear_failures();
-        return k;
-      }
-      EXPECT_EQ(r.error().code(), errc::out_of_memory) << step;
-      EXPECT_EQ(fake_.state(), before) << step;
-      EXPECT_EQ(membridge::testing::open_fds(), fds_before) << step;
-      EXPECT_EQ(view.chunk_count(), chunks) << step;
-      EXPECT_EQ(view.capacity(), capacity) << step;
-      EXPECT_EQ(view.size(), size) << step;
-      if (!fake_.misuse().empty()) {
-        ADD_FAILURE() << step << membridge::testing::join(fake_.misuse());
-        fake_.clear_failures();
-        return k;
-      }
-    }
   }
 
   void TearDown() override {
@@ -161,10 +121,8 @@ TEST_F(imported_buffer_test, reserve_takes_the_whole_range_and_maps_nothing) {
 }
 
 TEST_F(imported_buffer_test, appending_in_order_maps_the_exporters_memory_at_a_fixed_address) {
-  auto exporter = make_exporter();
-  auto chunks = export_all(exporter);
+  auto [exporter, chunks, view] = exported_and_reserved();
   ASSERT_EQ(chunks.size(), 3u);
-  auto view = reserve(exporter.max_size());
   const CUdeviceptr base = view.address();
   const auto fds_before = membridge::testing::open_fds();
   for (std::size_t i = 0; i < chunks.size(); ++i) {
@@ -183,17 +141,13 @@ TEST_F(imported_buffer_test, appending_in_order_maps_the_exporters_memory_at_a_f
 }
 
 TEST_F(imported_buffer_test, append_grants_the_rights_asked_for) {
-  auto exporter = make_exporter();
-  auto chunks = export_all(exporter);
-  auto view = reserve(exporter.max_size());
+  auto [exporter, chunks, view] = exported_and_reserved();
   ASSERT_TRUE(view.append(chunks[0].fd, 0, chunks[0].size, access::read));
   expect_mirrors(view, exporter, 1, CU_MEM_ACCESS_FLAGS_PROT_READ);
 }
 
 TEST_F(imported_buffer_test, refused_appends_change_nothing_and_call_no_driver) {
-  auto exporter = make_exporter();
-  auto chunks = export_all(exporter);
-  auto view = reserve(exporter.max_size());
+  auto [exporter, chunks, view] = exported_and_reserved();
   ASSERT_TRUE(view.append(chunks[0].fd, 0, chunks[0].size));
   const auto before = fake_.state();
   const int calls = fake_.counted_calls();
@@ -226,9 +180,7 @@ TEST_F(imported_buffer_test, refused_appends_change_nothing_and_call_no_driver) 
 }
 
 TEST_F(imported_buffer_test, a_foreign_fd_fails_and_leaves_the_view_and_the_fd_as_they_were) {
-  auto exporter = make_exporter();
-  auto chunks = export_all(exporter);
-  auto view = reserve(exporter.max_size());
+  auto [exporter, chunks, view] = exported_and_reserved();
   ASSERT_TRUE(view.append(chunks[0].fd, 0, chunks[0].size));
   const auto before = fake_.state();
   auto foreign = os::unique_fd::from_native(::memfd_create("not-cuda", MFD_CLOEXEC));
@@ -249,12 +201,10 @@ TEST_F(imported_buffer_test, a_foreign_fd_fails_and_leaves_the_view_and_the_fd_a
 // Whichever driver call of an append fails (context, import, map, access), the view and the driver
 // are exactly as before: no handle, mapping or range left behind, and nothing misused.
 TEST_F(imported_buffer_test, a_failure_at_every_step_of_append_leaves_the_view_as_it_was) {
-  auto exporter = make_exporter();
-  auto chunks = export_all(exporter);
-  auto view = reserve(exporter.max_size());
+  auto [exporter, chunks, view] = exported_and_reserved();
   ASSERT_TRUE(view.append(chunks[0].fd, 0, chunks[0].size));
   ASSERT_TRUE(view.set_size(10_MiB));
-  const int k = fail_every_step(view, [&] { return view.append(chunks[1].fd, chunks[1].offset, chunks[1].size); });
+  const int k = fail_every_step(fake_, view, [&] { return view.append(chunks[1].fd, chunks[1].offset, chunks[1].size); });
   EXPECT_GE(k, 3) << "too few steps: the loop did not cover import/map/access";
   expect_mirrors(view, exporter, 2);
   EXPECT_EQ(view.size(), 10_MiB);
@@ -262,10 +212,8 @@ TEST_F(imported_buffer_test, a_failure_at_every_step_of_append_leaves_the_view_a
 
 // append_all: every chunk imported and mapped, then one cuMemSetAccess over all of them.
 TEST_F(imported_buffer_test, append_all_maps_every_chunk_and_grants_access_with_one_call) {
-  auto exporter = make_exporter();
-  auto chunks = export_all(exporter);
+  auto [exporter, chunks, view] = exported_and_reserved();
   ASSERT_EQ(chunks.size(), 3u);
-  auto view = reserve(exporter.max_size());
   ASSERT_TRUE(view.append(chunks[0].fd, 0, chunks[0].size));
   const auto fds_before = membridge::testing::open_fds();
   const std::size_t calls_before = fake_.calls().size();
@@ -292,9 +240,7 @@ TEST_F(imported_buffer_test, append_all_maps_every_chunk_and_grants_access_with_
 }
 
 TEST_F(imported_buffer_test, append_all_checks_every_chunk_before_any_driver_call) {
-  auto exporter = make_exporter();
-  auto chunks = export_all(exporter);
-  auto view = reserve(exporter.max_size());
+  auto [exporter, chunks, view] = exported_and_reserved();
   const auto before = fake_.state();
   const int calls = fake_.counted_calls();
   // The second chunk is out of order (a gap): the first, valid one is not imported either.
@@ -316,13 +262,11 @@ TEST_F(imported_buffer_test, append_all_checks_every_chunk_before_any_driver_cal
 // Whichever driver call of an append_all of two chunks fails (import or map of either, the one
 // access call), nothing stays behind: no handle, no mapping, the view as it was.
 TEST_F(imported_buffer_test, a_failure_at_every_step_of_append_all_leaves_the_view_as_it_was) {
-  auto exporter = make_exporter();
-  auto chunks = export_all(exporter);
-  auto view = reserve(exporter.max_size());
+  auto [exporter, chunks, view] = exported_and_reserved();
   ASSERT_TRUE(view.append(chunks[0].fd, 0, chunks[0].size));
   const std::vector<imported_buffer::chunk_source> rest{{chunks[1].fd, chunks[1].offset, chunks[1].size},
                                                         {chunks[2].fd, chunks[2].offset, chunks[2].size}};
-  const int k = fail_every_step(view, [&] { return view.append_all(rest); });
+  const int k = fail_every_step(fake_, view, [&] { return view.append_all(rest); });
   EXPECT_GE(k, 5) << "too few steps: the loop did not cover both imports, both maps and the access call";
   expect_mirrors(view, exporter, 3);
 }
@@ -365,9 +309,7 @@ TEST_F(imported_buffer_test, mapping_set_access_over_several_mappings_refuses_ga
 }
 
 TEST_F(imported_buffer_test, truncate_waits_then_unmaps_and_releases_the_last_chunks) {
-  auto exporter = make_exporter();
-  auto chunks = export_all(exporter);
-  auto view = reserve(exporter.max_size());
+  auto [exporter, chunks, view] = exported_and_reserved();
   for (const auto& c : chunks) ASSERT_TRUE(view.append(c.fd, c.offset, c.size));
   ASSERT_TRUE(view.set_size(250_MiB));
   const CUdeviceptr base = view.address();
@@ -405,9 +347,7 @@ TEST_F(imported_buffer_test, truncate_waits_then_unmaps_and_releases_the_last_ch
 }
 
 TEST_F(imported_buffer_test, a_failed_unmap_during_truncate_keeps_the_view_consistent) {
-  auto exporter = make_exporter();
-  auto chunks = export_all(exporter);
-  auto view = reserve(exporter.max_size());
+  auto [exporter, chunks, view] = exported_and_reserved();
   for (const auto& c : chunks) ASSERT_TRUE(view.append(c.fd, c.offset, c.size));
   fake_.fail_function("cuMemUnmap", CUDA_ERROR_INVALID_VALUE);
   const auto r = view.truncate(1);
@@ -419,9 +359,7 @@ TEST_F(imported_buffer_test, a_failed_unmap_during_truncate_keeps_the_view_consi
 }
 
 TEST_F(imported_buffer_test, set_size_past_the_capacity_is_refused) {
-  auto exporter = make_exporter();
-  auto chunks = export_all(exporter);
-  auto view = reserve(exporter.max_size());
+  auto [exporter, chunks, view] = exported_and_reserved();
   ASSERT_TRUE(view.append(chunks[0].fd, 0, chunks[0].size));
   ASSERT_TRUE(view.set_size(64_MiB));
   const auto r = view.set_size(64_MiB + 1);
@@ -502,9 +440,7 @@ TEST_F(imported_buffer_test, moving_keeps_the_address_and_empties_the_source) {
 // Issue 18 item 4: the view's teardown shares growable_buffer's chunk list: ONE context synchronize
 // for all its chunks, before the first unmap, and every import released.
 TEST_F(imported_buffer_test, destroying_an_n_chunk_view_synchronizes_once_before_the_unmaps) {
-  auto exporter = make_exporter();
-  auto chunks = export_all(exporter);
-  auto view = reserve(exporter.max_size());
+  auto [exporter, chunks, view] = exported_and_reserved();
   for (const auto& c : chunks) ASSERT_TRUE(view.append(c.fd, c.offset, c.size));
   ASSERT_EQ(view.chunk_count(), 3u);
   const auto handles_before = fake_.state().handles.size();

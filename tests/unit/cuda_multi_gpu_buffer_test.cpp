@@ -19,43 +19,14 @@ using namespace membridge::literals;
 using membridge::errc;
 using membridge::cuda::access;
 using membridge::cuda::device;
-using membridge::cuda::device_access;
 using membridge::cuda::growable_buffer;
 using membridge::cuda::growable_buffer_options;
 using membridge::testing::join;
 
-class multi_gpu_buffer_test : public membridge::testing::fake_driver_test {
+class multi_gpu_buffer_test : public membridge::testing::three_gpu_fake_test {
  protected:
-  device open(int ordinal) {
-    auto dev = device::open(fake_.driver(), ordinal);
-    if (!dev) {
-      ADD_FAILURE() << dev.error().message();
-      return {};
-    }
-    return std::move(dev).value();
-  }
-
   growable_buffer make(const device& owner, const growable_buffer_options& options) {
-    auto buffer = growable_buffer::create(owner, options);
-    if (!buffer) {
-      ADD_FAILURE() << buffer.error().message();
-      return {};
-    }
-    return std::move(buffer).value();
-  }
-
-  /// The device whose memory backs the mapping at `address` (the fake's cuMemCreate location).
-  int memory_location(CUdeviceptr address) {
-    const auto& m = fake_.mappings_.at(address);
-    return fake_.physicals_.at(m.physical_id).prop.location.id;
-  }
-
-  /// The rights `gpu` has on the mapping at `address` (device 0's are the record's own field).
-  int rights_of(CUdeviceptr address, int gpu) {
-    const auto& m = fake_.mappings_.at(address);
-    if (gpu == 0) return m.access;
-    const auto found = m.peers.find(gpu);
-    return found == m.peers.end() ? CU_MEM_ACCESS_FLAGS_PROT_NONE : found->second;
+    return membridge::testing::value_or_failure(growable_buffer::create(owner, options));
   }
 
   /// Every chunk of `b` is mapped, lies on `expected[i]`'s memory (and chunk_info says so).
@@ -67,22 +38,6 @@ class multi_gpu_buffer_test : public membridge::testing::fake_driver_test {
       EXPECT_EQ(memory_location(b.address() + c.offset), expected[i]) << "chunk " << i;
     }
   }
-
-  std::vector<std::string> calls_since(std::size_t from) const {
-    return {fake_.calls().begin() + static_cast<std::ptrdiff_t>(from), fake_.calls().end()};
-  }
-
-  void TearDown() override {
-    d0_ = {};
-    d1_ = {};
-    d2_ = {};
-    fake_driver_test::TearDown();
-  }
-
-  int gpus_ = (fake_.device_count = 3);  // before the devices below are opened
-  device d0_ = open(0);
-  device d1_ = open(1);
-  device d2_ = open(2);
 };
 
 // 2 MiB chunks (the fake's granularity), so chunk i is at offset 2 MiB * i.

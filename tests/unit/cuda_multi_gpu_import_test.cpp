@@ -3,6 +3,7 @@
 // grant_access for other GPUs on existing and future chunks, and a failure at every driver step of
 // these paths leaving the view, the driver and the process's fds as they were.
 #include "fake_driver_test.hpp"
+#include "fake_import_steps.hpp"
 #include "fd_leak_listener.hpp"
 
 #include <membridge/core/units.hpp>
@@ -25,44 +26,20 @@ using membridge::cuda::device_access;
 using membridge::cuda::exported_chunk;
 using membridge::cuda::growable_buffer;
 using membridge::cuda::imported_buffer;
+using membridge::testing::export_all;
+using membridge::testing::fail_every_step;
 using membridge::testing::join;
 
 constexpr membridge::cuda::chunk_policy two_mib{.growth_factor = 1.0, .max_chunk = 2_MiB};
 
-class multi_gpu_import_test : public membridge::testing::fake_driver_test {
+class multi_gpu_import_test : public membridge::testing::three_gpu_fake_test {
  protected:
-  device open(int ordinal) {
-    auto dev = device::open(fake_.driver(), ordinal);
-    if (!dev) {
-      ADD_FAILURE() << dev.error().message();
-      return {};
-    }
-    return std::move(dev).value();
-  }
-
   // The exporter: a buffer on GPU 0 with three 2 MiB chunks on GPUs 0, 1, 0.
   growable_buffer make_exporter() {
-    auto b = growable_buffer::create(d0_, {.size = 6_MiB, .max_size = 64_MiB, .chunks = two_mib,
-                                           .access = {{&d1_, access::read_write}},
-                                           .placement = {.devices = {&d0_, &d1_}}});
-    if (!b) {
-      ADD_FAILURE() << b.error().message();
-      return {};
-    }
-    return std::move(b).value();
-  }
-
-  std::vector<exported_chunk> export_all(const growable_buffer& b) {
-    std::vector<exported_chunk> out;
-    for (std::size_t i = 0; i < b.chunk_count(); ++i) {
-      auto c = b.export_chunk(i);
-      if (!c) {
-        ADD_FAILURE() << c.error().message();
-        return {};
-      }
-      out.push_back(std::move(c).value());
-    }
-    return out;
+    return membridge::testing::value_or_failure(
+        growable_buffer::create(d0_, {.size = 6_MiB, .max_size = 64_MiB, .chunks = two_mib,
+                                      .access = {{&d1_, access::read_write}},
+                                      .placement = {.devices = {&d0_, &d1_}}}));
   }
 
   static std::vector<imported_buffer::chunk_source> sources(const std::vector<exported_chunk>& chunks,
@@ -73,70 +50,8 @@ class multi_gpu_import_test : public membridge::testing::fake_driver_test {
   }
 
   imported_buffer reserve(const device& dev) {
-    auto b = imported_buffer::reserve(dev, 64_MiB);
-    if (!b) {
-      ADD_FAILURE() << b.error().message();
-      return {};
-    }
-    return std::move(b).value();
+    return membridge::testing::value_or_failure(imported_buffer::reserve(dev, 64_MiB));
   }
-
-  int rights_of(CUdeviceptr address, int gpu) {
-    const auto& m = fake_.mappings_.at(address);
-    if (gpu == 0) return m.access;
-    const auto found = m.peers.find(gpu);
-    return found == m.peers.end() ? CU_MEM_ACCESS_FLAGS_PROT_NONE : found->second;
-  }
-
-  int memory_location(CUdeviceptr address) {
-    return fake_.physicals_.at(fake_.mappings_.at(address).physical_id).prop.location.id;
-  }
-
-  // As in cuda_imported_buffer_test: fails step k = 0, 1, ... of `attempt()` until it runs clean;
-  // every failed attempt leaves the driver, the fds and the view as they were. Returns the steps.
-  template <class Attempt>
-  int fail_every_step(const imported_buffer& view, Attempt attempt) {
-    const auto before = fake_.state();
-    const auto fds_before = membridge::testing::open_fds();
-    const std::size_t chunks = view.chunk_count();
-    const std::size_t capacity = view.capacity();
-    for (int k = 0;; ++k) {
-      fake_.fail_nth_call(k, CUDA_ERROR_OUT_OF_MEMORY);
-      const auto r = attempt();
-      if (!fake_.injection_fired()) {
-        fake_.clear_failures();
-        EXPECT_TRUE(r) << r.error().message();
-        return k;
-      }
-      const std::string step = "step " + std::to_string(k) + " (" + fake_.failed_function() + ")";
-      if (r) {
-        ADD_FAILURE() << step << " failed but the call reported success";
-        fake_.clear_failures();
-        return k;
-      }
-      EXPECT_EQ(fake_.state(), before) << step;
-      EXPECT_EQ(membridge::testing::open_fds(), fds_before) << step;
-      EXPECT_EQ(view.chunk_count(), chunks) << step;
-      EXPECT_EQ(view.capacity(), capacity) << step;
-      if (!fake_.misuse().empty()) {
-        ADD_FAILURE() << step << join(fake_.misuse());
-        fake_.clear_failures();
-        return k;
-      }
-    }
-  }
-
-  void TearDown() override {
-    d0_ = {};
-    d1_ = {};
-    d2_ = {};
-    fake_driver_test::TearDown();
-  }
-
-  int gpus_ = (fake_.device_count = 3);  // before the devices below are opened
-  device d0_ = open(0);
-  device d1_ = open(1);
-  device d2_ = open(2);
 };
 
 TEST_F(multi_gpu_import_test, chunks_on_another_gpu_are_imported_with_access_for_the_importing_gpu) {
@@ -247,7 +162,7 @@ TEST_F(multi_gpu_import_test, a_failure_at_every_step_of_a_cross_gpu_append_leav
   const std::vector<device_access> grants{{&d1_, access::read}};
   ASSERT_TRUE(view.grant_access(grants));
   const auto rest = sources(chunks, 1, 3);
-  const int k = fail_every_step(view, [&] { return view.append_all(rest); });
+  const int k = fail_every_step(fake_, view, [&] { return view.append_all(rest); });
   EXPECT_GE(k, 8) << "too few steps: two imports, properties, peer checks, maps and the access call";
   EXPECT_EQ(view.chunk_count(), 3U);
   EXPECT_EQ(rights_of(view.address() + chunks[1].offset, 1), CU_MEM_ACCESS_FLAGS_PROT_READ);
@@ -259,7 +174,7 @@ TEST_F(multi_gpu_import_test, a_failure_at_every_step_of_grant_access_changes_no
   auto view = reserve(d2_);
   ASSERT_TRUE(view.append_all(sources(chunks, 0, 3)));
   const std::vector<device_access> grants{{&d0_, access::read}, {&d1_, access::read_write}};
-  const int k = fail_every_step(view, [&] { return view.grant_access(grants); });
+  const int k = fail_every_step(fake_, view, [&] { return view.grant_access(grants); });
   EXPECT_GE(k, 3) << "too few steps: peer checks and the access call";
   EXPECT_EQ(rights_of(view.address(), 0), CU_MEM_ACCESS_FLAGS_PROT_READ);
   EXPECT_EQ(rights_of(view.address(), 1), CU_MEM_ACCESS_FLAGS_PROT_READWRITE);

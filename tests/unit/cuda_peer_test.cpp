@@ -25,23 +25,13 @@ using membridge::cuda::device_access;
 using membridge::cuda::mapping;
 using membridge::cuda::vmm_allocation;
 
-class peer_test : public membridge::testing::fake_driver_test {
- protected:
-  device open(int ordinal) {
-    auto dev = device::open(fake_.driver(), ordinal);
-    if (!dev) {
-      ADD_FAILURE() << dev.error().message();
-      return {};
-    }
-    return std::move(dev).value();
-  }
-};
+class peer_test : public membridge::testing::fake_driver_test {};
 
 TEST_F(peer_test, a_link_reports_access_atomics_arrays_and_rank) {
   fake_.device_count = 2;
   fake_.peer_native_atomics = false;
-  const device a = open(0);
-  const device b = open(1);
+  const device a = open_device(0);
+  const device b = open_device(1);
   const auto link = membridge::cuda::query_peer(a, b);
   ASSERT_TRUE(link) << link.error().message();
   EXPECT_EQ(link->from, 0);
@@ -83,8 +73,8 @@ TEST_F(peer_test, a_driver_failure_in_the_matrix_names_the_call) {
 TEST_F(peer_test, require_peer_access_names_both_gpus_when_there_is_none) {
   fake_.device_count = 2;
   fake_.no_peer_access = {{1, 0}};
-  const device a = open(0);
-  const device b = open(1);
+  const device a = open_device(0);
+  const device b = open_device(1);
   EXPECT_TRUE(membridge::cuda::require_peer_access(a, a));
   EXPECT_TRUE(membridge::cuda::require_peer_access(a, b));
   const auto refused = membridge::cuda::require_peer_access(b, a);
@@ -100,9 +90,9 @@ TEST_F(peer_test, require_peer_access_names_both_gpus_when_there_is_none) {
 
 TEST_F(peer_test, set_access_grants_each_gpu_its_rights_with_one_call) {
   fake_.device_count = 3;
-  const device a = open(0);
-  const device b = open(1);
-  const device c = open(2);
+  const device a = open_device(0);
+  const device b = open_device(1);
+  const device c = open_device(2);
   auto range = address_range::reserve(a, 8_MiB);
   ASSERT_TRUE(range) << range.error().message();
   auto memory = vmm_allocation::create(a, 4_MiB);
@@ -125,9 +115,9 @@ TEST_F(peer_test, set_access_grants_each_gpu_its_rights_with_one_call) {
 TEST_F(peer_test, set_access_refuses_a_gpu_without_peer_access_and_changes_nothing) {
   fake_.device_count = 3;
   fake_.no_peer_access = {{2, 0}};
-  const device a = open(0);
-  const device b = open(1);
-  const device c = open(2);
+  const device a = open_device(0);
+  const device b = open_device(1);
+  const device c = open_device(2);
   auto range = address_range::reserve(a, 4_MiB);
   ASSERT_TRUE(range);
   auto memory = vmm_allocation::create(a, 2_MiB);
@@ -153,8 +143,8 @@ TEST_F(peer_test, set_access_refuses_a_gpu_without_peer_access_and_changes_nothi
 
 TEST_F(peer_test, set_access_refuses_bad_arguments_before_any_driver_call) {
   fake_.device_count = 2;
-  const device a = open(0);
-  const device b = open(1);
+  const device a = open_device(0);
+  const device b = open_device(1);
   const int before = fake_.counted_calls();
   const std::vector<device_access> twice{{&b, access::read}, {&b, access::read_write}};
   const std::vector<device_access> null{{nullptr, access::read}};

@@ -33,21 +33,20 @@ using membridge::cuda::mapping;
 using membridge::cuda::vmm_allocation;
 namespace os = membridge::os;
 
-class vmm_test : public membridge::testing::fake_driver_test {};
-
-std::vector<std::string> calls_since(const std::vector<std::string>& calls, std::size_t from) {
-  return {calls.begin() + static_cast<std::ptrdiff_t>(from), calls.end()};
-}
-
-bool contains_in_order(const std::vector<std::string>& calls, const std::vector<std::string>& wanted) {
-  auto it = calls.begin();
-  for (const auto& w : wanted) {
-    it = std::find(it, calls.end(), w);
-    if (it == calls.end()) return false;
-    ++it;
+class vmm_test : public membridge::testing::fake_driver_test {
+ protected:
+  /// A range of `range_bytes` reserved on device 0 and `memory_bytes` of memory made there (empty, with
+  /// the test failed, when a step fails).
+  struct range_and_memory {
+    address_range range;
+    vmm_allocation memory;
+  };
+  range_and_memory reserve_and_create(std::size_t range_bytes, std::size_t memory_bytes) {
+    const auto dev = open_device();
+    return {membridge::testing::value_or_failure(address_range::reserve(dev, range_bytes)),
+            membridge::testing::value_or_failure(vmm_allocation::create(dev, memory_bytes))};
   }
-  return true;
-}
+};
 
 TEST_F(vmm_test, create_rounds_up_to_the_granularity_and_releases_on_destruction) {
   auto dev = open_device();
@@ -177,14 +176,12 @@ TEST_F(vmm_test, reserve_rounds_and_checks_alignment) {
 }
 
 TEST_F(vmm_test, map_grants_access_and_unmap_waits_for_the_device_first) {
-  auto dev = open_device();
-  auto range = address_range::reserve(dev, 8_MiB);
-  auto memory = vmm_allocation::create(dev, 4_MiB);
-  ASSERT_TRUE(range && memory);
+  auto [range, memory] = reserve_and_create(8_MiB, 4_MiB);
+  ASSERT_TRUE(range.valid() && memory.valid());
   {
-    auto mapped = mapping::map(*range, 4_MiB, *memory);
+    auto mapped = mapping::map(range, 4_MiB, memory);
     ASSERT_TRUE(mapped) << mapped.error().message();
-    EXPECT_EQ(mapped->address(), range->base() + 4_MiB);
+    EXPECT_EQ(mapped->address(), range.base() + 4_MiB);
     EXPECT_EQ(mapped->size(), 4_MiB);
     EXPECT_EQ(mapped->rights(), access::read_write);
     const auto state = fake_.state();
@@ -194,7 +191,7 @@ TEST_F(vmm_test, map_grants_access_and_unmap_waits_for_the_device_first) {
     ASSERT_TRUE(mapped->set_access(access::read));
     EXPECT_EQ(fake_.state().mappings.begin()->second.access, CU_MEM_ACCESS_FLAGS_PROT_READ);
     EXPECT_EQ(mapped->rights(), access::read);
-    EXPECT_TRUE(contains_in_order(calls_since(fake_.calls(), mark), {"cuCtxSynchronize", "cuMemSetAccess"}))
+    EXPECT_TRUE(contains_in_order(calls_since(mark), {"cuCtxSynchronize", "cuMemSetAccess"}))
         << "narrowing access must wait for queued kernels first";
     mark = fake_.calls().size();
     const int syncs = fake_.synchronize_count();
@@ -204,45 +201,39 @@ TEST_F(vmm_test, map_grants_access_and_unmap_waits_for_the_device_first) {
     mark = fake_.calls().size();
     ASSERT_TRUE(mapped->unmap());
     EXPECT_FALSE(mapped->valid());
-    EXPECT_TRUE(contains_in_order(calls_since(fake_.calls(), mark), {"cuCtxSynchronize", "cuMemUnmap"}));
+    EXPECT_TRUE(contains_in_order(calls_since(mark), {"cuCtxSynchronize", "cuMemUnmap"}));
     ASSERT_TRUE(mapped->unmap());  // unmapping an empty mapping is a no-op
   }
   EXPECT_TRUE(fake_.state().mappings.empty());
 }
 
 TEST_F(vmm_test, map_refuses_misplaced_memory_without_calling_the_driver) {
-  auto dev = open_device();
-  auto range = address_range::reserve(dev, 8_MiB);
-  auto memory = vmm_allocation::create(dev, 4_MiB);
-  ASSERT_TRUE(range && memory);
+  auto [range, memory] = reserve_and_create(8_MiB, 4_MiB);
+  ASSERT_TRUE(range.valid() && memory.valid());
   const int before = fake_.counted_calls();
-  EXPECT_EQ(mapping::map(*range, 1_MiB, *memory).error().code(), errc::invalid_argument);   // misaligned
-  EXPECT_EQ(mapping::map(*range, 6_MiB, *memory).error().code(), errc::invalid_argument);   // past the end
-  EXPECT_EQ(mapping::map(address_range{}, 0, *memory).error().code(), errc::invalid_argument);
-  EXPECT_EQ(mapping::map(*range, 0, vmm_allocation{}).error().code(), errc::invalid_argument);
+  EXPECT_EQ(mapping::map(range, 1_MiB, memory).error().code(), errc::invalid_argument);   // misaligned
+  EXPECT_EQ(mapping::map(range, 6_MiB, memory).error().code(), errc::invalid_argument);   // past the end
+  EXPECT_EQ(mapping::map(address_range{}, 0, memory).error().code(), errc::invalid_argument);
+  EXPECT_EQ(mapping::map(range, 0, vmm_allocation{}).error().code(), errc::invalid_argument);
   EXPECT_EQ(fake_.counted_calls(), before);
-  auto first = mapping::map(*range, 0, *memory);
+  auto first = mapping::map(range, 0, memory);
   ASSERT_TRUE(first);
 }
 
 TEST_F(vmm_test, a_failed_access_grant_leaves_nothing_mapped) {
-  auto dev = open_device();
-  auto range = address_range::reserve(dev, 4_MiB);
-  auto memory = vmm_allocation::create(dev, 4_MiB);
-  ASSERT_TRUE(range && memory);
+  auto [range, memory] = reserve_and_create(4_MiB, 4_MiB);
+  ASSERT_TRUE(range.valid() && memory.valid());
   fake_.fail_function("cuMemSetAccess", CUDA_ERROR_OUT_OF_MEMORY);
-  const auto mapped = mapping::map(*range, 0, *memory);
+  const auto mapped = mapping::map(range, 0, memory);
   ASSERT_FALSE(mapped);
   EXPECT_EQ(mapped.error().call(), "cuMemSetAccess");
   EXPECT_TRUE(fake_.state().mappings.empty());
 }
 
 TEST_F(vmm_test, map_only_grants_when_asked) {
-  auto dev = open_device();
-  auto range = address_range::reserve(dev, 2_MiB);
-  auto memory = vmm_allocation::create(dev, 2_MiB);
-  ASSERT_TRUE(range && memory);
-  auto mapped = mapping::map(*range, 0, *memory, access::none);
+  auto [range, memory] = reserve_and_create(2_MiB, 2_MiB);
+  ASSERT_TRUE(range.valid() && memory.valid());
+  auto mapped = mapping::map(range, 0, memory, access::none);
   ASSERT_TRUE(mapped);
   EXPECT_EQ(std::count(fake_.calls().begin(), fake_.calls().end(), "cuMemSetAccess"), 0);
   EXPECT_EQ(mapped->rights(), access::none);

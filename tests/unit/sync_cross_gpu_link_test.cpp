@@ -45,22 +45,14 @@ class cross_gpu_link_test : public membridge::testing::fake_driver_test {
 
   // Opens A (device 0) and B (device 1) and the ring's slots on A.
   void open_devices() {
-    render_ = open(0);
-    producer_ = open(1);
+    render_ = open_device(0);
+    producer_ = open_device(1);
     auto buffer = growable_buffer::create(render_, {.size = slot_count * slot_bytes, .max_size = slot_count * slot_bytes});
     ASSERT_TRUE(buffer) << buffer.error().message();
     slots_memory_ = std::move(buffer).value();
     slots_ = {slots_memory_.address(), slots_memory_.address() + slot_bytes};
   }
 
-  device open(int ordinal) {
-    auto dev = device::open(fake_.driver(), ordinal);
-    if (!dev) {
-      ADD_FAILURE() << dev.error().message();
-      return {};
-    }
-    return std::move(dev).value();
-  }
 
   membridge::result<cross_gpu_link> make(cross_gpu_mode mode) {
     return cross_gpu_link::create(render_, producer_, slots_, slot_bytes, {.mode = mode});

@@ -137,12 +137,8 @@ TEST(plan_follow_step, rejects_bad_headroom_and_bad_policies) {
 class follow_step_test : public membridge::testing::fake_driver_test {
  protected:
   growable_buffer make(std::size_t size, std::size_t max_chunk) {
-    auto b = growable_buffer::create(dev_, {.size = size, .max_size = 1_GiB, .chunks = {.max_chunk = max_chunk}});
-    if (!b) {
-      ADD_FAILURE() << b.error().message();
-      return {};
-    }
-    return std::move(b).value();
+    return membridge::testing::value_or_failure(
+        growable_buffer::create(dev_, {.size = size, .max_size = 1_GiB, .chunks = {.max_chunk = max_chunk}}));
   }
   // Steps until nothing is left to do; returns the actions taken.
   std::vector<follow_action> settle(scripted_view& view, growable_buffer& b, const follow_options& o) {

@@ -24,15 +24,6 @@ using membridge::cuda::growable_buffer;
 
 class ipc_cross_gpu_test : public membridge::testing::fake_driver_test {
  protected:
-  device open(int ordinal) {
-    auto dev = device::open(fake_.driver(), ordinal);
-    if (!dev) {
-      ADD_FAILURE() << dev.error().message();
-      return {};
-    }
-    return std::move(dev).value();
-  }
-
   // What a subscriber receives for `buffer` published from `publisher_gpu` as "particles".
   membridge::ipc::received_buffer receive(const growable_buffer& buffer, const device& publisher_gpu) {
     membridge::ipc::received_buffer out;
@@ -55,8 +46,8 @@ class ipc_cross_gpu_test : public membridge::testing::fake_driver_test {
   }
 
   int gpus_ = (fake_.device_count = 2);  // before the devices below are opened
-  device d0_ = open(0);
-  device d1_ = open(1);
+  device d0_ = open_device(0);
+  device d1_ = open_device(1);
 };
 
 TEST_F(ipc_cross_gpu_test, a_subscriber_on_a_peer_gpu_maps_the_publishers_memory_with_access_for_its_own_gpu) {

@@ -42,12 +42,7 @@ class producer_graph_test : public membridge::testing::fake_driver_test {
 
   external_semaphore import_semaphore() {
     const auto fd = os::unique_fd::from_native(::eventfd(0, EFD_CLOEXEC));  // the fake takes any open fd
-    auto s = external_semaphore::import_timeline(dev_, fd);
-    if (!s) {
-      ADD_FAILURE() << s.error().message();
-      return {};
-    }
-    return std::move(s).value();
+    return membridge::testing::value_or_failure(external_semaphore::import_timeline(dev_, fd));
   }
 
   producer_semaphores semaphores(std::uint32_t slots) { return {&consumed_, &produced_, slots}; }

@@ -56,12 +56,7 @@ TEST_F(vulkan_test, create_picks_the_device_with_the_given_uuid) {
 }
 
 vulkan::adopt_info handles_of(const device_context& c, std::vector<std::string> extensions) {
-  vulkan::adopt_info info;
-  info.get_instance_proc_addr = c.get_instance_proc_addr();
-  info.instance = c.instance();
-  info.physical_device = c.physical_device();
-  info.device = c.device();
-  info.api_version = c.api_version();
+  vulkan::adopt_info info = handles_of_context(c);
   info.enabled_extensions = std::move(extensions);
   info.allow_missing_extensions = true;  // lavapipe has no VK_KHR_external_semaphore_fd
   info.features.timeline_semaphore = c.capabilities().timeline_semaphore;
@@ -79,11 +74,10 @@ TEST_F(vulkan_test, adopting_never_destroys_the_engines_device) {
     EXPECT_EQ(adopted->device(), vk.context.device());
     EXPECT_EQ(adopted->uuid(), vk.context.uuid());
     // An object made through the adopted context, destroyed with it.
-    auto memory = exported_memory::allocate(vk.context, 1 << 20);
-    ASSERT_TRUE(memory) << memory.error().message();
-    auto fd = memory->export_fd();
-    ASSERT_TRUE(fd);
-    auto buffer = vulkan::shared_buffer::import(*adopted, *fd, {.allocation_size = 1 << 20});
+    auto exported = allocate_and_export(vk.context, 1 << 20);
+    ASSERT_TRUE(exported) << exported.error().message();
+    auto& [memory, fd] = *exported;
+    auto buffer = vulkan::shared_buffer::import(*adopted, fd, {.allocation_size = 1 << 20});
     ASSERT_TRUE(buffer) << buffer.error().message();
   }
   // The engine's device still works after the adopted context and its objects are gone.

@@ -46,14 +46,28 @@ void create_engine_device(const device_context& c, const VkDeviceCreateInfo& dci
   ASSERT_NE(out.get_queue, nullptr);
 }
 
+/// What an engine hands vkCreateDevice: one queue of the graphics family (priority 1) and the create
+/// info that points at it (extensions and features are the test's). Not copyable: dci points into it.
+struct engine_queue_and_device {
+  explicit engine_queue_and_device(const device_context& c) {
+    queue.queueFamilyIndex = c.graphics_queue().family;
+    queue.queueCount = 1;
+    queue.pQueuePriorities = &priority;
+    dci.queueCreateInfoCount = 1;
+    dci.pQueueCreateInfos = &queue;
+  }
+  engine_queue_and_device(const engine_queue_and_device&) = delete;
+  engine_queue_and_device& operator=(const engine_queue_and_device&) = delete;
+
+  float priority = 1.0F;
+  VkDeviceQueueCreateInfo queue{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+  VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+};
+
 vulkan::adopt_info adopt_info_for(const device_context& c, const engine_device& d,
                                   const vulkan::device_requirements& req) {
-  vulkan::adopt_info info;
-  info.get_instance_proc_addr = c.get_instance_proc_addr();
-  info.instance = c.instance();
-  info.physical_device = c.physical_device();
+  vulkan::adopt_info info = handles_of_context(c);
   info.device = d.device;
-  info.api_version = c.api_version();
   info.enabled_extensions = req.enabled_extensions();
   info.features = req.features();
   info.allow_missing_extensions = !req.missing_extensions().empty();
@@ -91,15 +105,10 @@ TEST_F(vulkan_test, device_requirements_keep_the_engines_entries_and_add_membrid
   VkPhysicalDeviceVulkan12Features engine12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   engine12.hostQueryReset = VK_TRUE;
   const char* engine_extensions[] = {VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME};
-  const float priority = 1.0F;
-  VkDeviceQueueCreateInfo queue{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
-  queue.queueFamilyIndex = c.graphics_queue().family;
-  queue.queueCount = 1;
-  queue.pQueuePriorities = &priority;
-  VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  engine_queue_and_device engine(c);
+  const VkDeviceQueueCreateInfo& queue = engine.queue;
+  VkDeviceCreateInfo& dci = engine.dci;
   dci.pNext = &engine12;
-  dci.queueCreateInfoCount = 1;
-  dci.pQueueCreateInfos = &queue;
   dci.enabledExtensionCount = 1;
   dci.ppEnabledExtensionNames = engine_extensions;
 
@@ -157,14 +166,9 @@ TEST_F(vulkan_test, device_requirements_chain_their_own_features_when_the_engine
 
   VkPhysicalDeviceFeatures engine_core{};
   engine_core.shaderInt64 = supported.shaderInt64;  // something the engine enabled itself
-  const float priority = 1.0F;
-  VkDeviceQueueCreateInfo queue{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
-  queue.queueFamilyIndex = c.graphics_queue().family;
-  queue.queueCount = 1;
-  queue.pQueuePriorities = &priority;
-  VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
-  dci.queueCreateInfoCount = 1;
-  dci.pQueueCreateInfos = &queue;
+  engine_queue_and_device engine(c);
+  const VkDeviceQueueCreateInfo& queue = engine.queue;
+  VkDeviceCreateInfo& dci = engine.dci;
   dci.pEnabledFeatures = &engine_core;
 
   auto req = vulkan::device_requirements::apply(c.instance_functions(), c.physical_device(), dci,

@@ -121,22 +121,11 @@ TEST_F(vulkan_test, frame_timeline_drain_completes_submits_waiting_for_frames_ne
   const auto& fn = vk.context.functions();
   const VkDevice dev = vk.context.device();
   const VkQueue queue = vk.context.graphics_queue().queue;
-  VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-  pci.queueFamilyIndex = vk.context.graphics_queue().family;
-  VkCommandPool pool = VK_NULL_HANDLE;
-  ASSERT_EQ(fn.vkCreateCommandPool(dev, &pci, nullptr, &pool), VK_SUCCESS);
-  std::vector<VkCommandBuffer> cbs(submitted);
-  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-  ai.commandPool = pool;
-  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  ai.commandBufferCount = static_cast<std::uint32_t>(submitted);
-  ASSERT_EQ(fn.vkAllocateCommandBuffers(dev, &ai, cbs.data()), VK_SUCCESS);
-  for (VkCommandBuffer cb : cbs) {
-    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    ASSERT_EQ(fn.vkBeginCommandBuffer(cb, &bi), VK_SUCCESS);
-    full_barrier(vk.context, cb);
-    ASSERT_EQ(fn.vkEndCommandBuffer(cb), VK_SUCCESS);
-  }
+  auto commands = record_command_buffers(vk.context, submitted,
+                                         [&](VkCommandBuffer cb, std::uint64_t) { full_barrier(vk.context, cb); });
+  ASSERT_TRUE(commands) << commands.error().message();
+  const VkCommandPool pool = commands->pool;
+  const std::vector<VkCommandBuffer>& cbs = commands->buffers;
   for (std::uint64_t n = 0; n < submitted; ++n)
     ASSERT_TRUE(timeline->submit(queue, {&cbs[n], 1}, n, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT));
   for (std::uint64_t n = 0; n < 2; ++n) {

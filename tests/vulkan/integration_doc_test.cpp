@@ -17,12 +17,7 @@ using vulkan::device_context;
 /// The handles of the fixture's device as an engine would pass them: only the external-memory extension
 /// (lavapipe has no semaphore fds) and, unless told, no features.
 vulkan::adopt_info engine_handles(const device_context& c) {
-  vulkan::adopt_info info;
-  info.get_instance_proc_addr = c.get_instance_proc_addr();
-  info.instance = c.instance();
-  info.physical_device = c.physical_device();
-  info.device = c.device();
-  info.api_version = c.api_version();
+  vulkan::adopt_info info = handles_of_context(c);
   info.enabled_extensions = {VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME};
   info.allow_missing_extensions = true;  // VK_KHR_external_semaphore_fd is not listed
   info.graphics = c.graphics_queue();

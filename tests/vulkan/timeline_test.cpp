@@ -66,24 +66,14 @@ TEST_F(vulkan_test, frame_timeline_orders_a_host_producer_and_a_vulkan_consumer)
 
   const auto& fn = vk.context.functions();
   const VkDevice dev = vk.context.device();
-  VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-  pci.queueFamilyIndex = vk.context.graphics_queue().family;
-  VkCommandPool pool = VK_NULL_HANDLE;
-  ASSERT_EQ(fn.vkCreateCommandPool(dev, &pci, nullptr, &pool), VK_SUCCESS);
-  std::vector<VkCommandBuffer> cbs(frames);
-  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-  ai.commandPool = pool;
-  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  ai.commandBufferCount = static_cast<std::uint32_t>(frames);
-  ASSERT_EQ(fn.vkAllocateCommandBuffers(dev, &ai, cbs.data()), VK_SUCCESS);
-  for (std::uint64_t n = 0; n < frames; ++n) {
-    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    ASSERT_EQ(fn.vkBeginCommandBuffer(cbs[n], &bi), VK_SUCCESS);
+  auto commands = record_command_buffers(vk.context, frames, [&](VkCommandBuffer cb, std::uint64_t n) {
     const VkBufferCopy region{timeline->slot(n) * words_per_slot * 4, n * words_per_slot * 4, words_per_slot * 4};
-    fn.vkCmdCopyBuffer(cbs[n], ring->get(), results->get(), 1, &region);
-    full_barrier(vk.context, cbs[n]);
-    ASSERT_EQ(fn.vkEndCommandBuffer(cbs[n]), VK_SUCCESS);
-  }
+    fn.vkCmdCopyBuffer(cb, ring->get(), results->get(), 1, &region);
+    full_barrier(vk.context, cb);
+  });
+  ASSERT_TRUE(commands) << commands.error().message();
+  const VkCommandPool pool = commands->pool;
+  const std::vector<VkCommandBuffer>& cbs = commands->buffers;
 
   // The consumer submits every frame up front: each submit waits on the GPU for its frame.
   for (std::uint64_t n = 0; n < frames; ++n)

@@ -64,6 +64,12 @@ result<os::unique_fd> exported_memory::export_fd() const {
   return owned;
 }
 
+result<exported_memory_fd> allocate_and_export(const vulkan::device_context& exporter, std::size_t size) {
+  MEMBRIDGE_TRY_ASSIGN(auto memory, exported_memory::allocate(exporter, size));
+  MEMBRIDGE_TRY_ASSIGN(auto fd, memory.export_fd());
+  return exported_memory_fd{std::move(memory), std::move(fd)};
+}
+
 result<staging_buffer> staging_buffer::create(const vulkan::device_context& context, std::size_t size) {
   const auto& fn = context.functions();
   staging_buffer out;
@@ -104,23 +110,55 @@ staging_buffer::~staging_buffer() {
   if (memory_ != VK_NULL_HANDLE) fn.vkFreeMemory(context_->device(), memory_, nullptr);
 }
 
+result<command_buffers> allocate_command_buffers(const vulkan::device_context& context, std::size_t count) {
+  const auto& fn = context.functions();
+  const VkDevice dev = context.device();
+  command_buffers out;
+  VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pci.queueFamilyIndex = context.graphics_queue().family;
+  if (fn.vkCreateCommandPool(dev, &pci, nullptr, &out.pool) != VK_SUCCESS)
+    return error(errc::internal, "vkCreateCommandPool");
+  out.buffers.resize(count);
+  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  ai.commandPool = out.pool;
+  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  ai.commandBufferCount = static_cast<std::uint32_t>(count);
+  if (const VkResult rc = fn.vkAllocateCommandBuffers(dev, &ai, out.buffers.data()); rc != VK_SUCCESS) {
+    fn.vkDestroyCommandPool(dev, out.pool, nullptr);
+    return error(errc::internal, "vkAllocateCommandBuffers", "VkResult " + std::to_string(rc));
+  }
+  return out;
+}
+
+result<command_buffers> record_command_buffers(const vulkan::device_context& context, std::size_t count,
+                                               const std::function<void(VkCommandBuffer, std::uint64_t)>& record) {
+  MEMBRIDGE_TRY_ASSIGN(command_buffers out, allocate_command_buffers(context, count));
+  const auto& fn = context.functions();
+  for (std::size_t n = 0; n < count; ++n) {
+    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    VkResult rc = fn.vkBeginCommandBuffer(out.buffers[n], &bi);
+    if (rc == VK_SUCCESS) {
+      record(out.buffers[n], n);
+      rc = fn.vkEndCommandBuffer(out.buffers[n]);
+    }
+    if (rc != VK_SUCCESS) {
+      fn.vkDestroyCommandPool(context.device(), out.pool, nullptr);
+      return error(errc::internal, "record_command_buffers",
+                   "VkResult " + std::to_string(rc) + " for command buffer " + std::to_string(n));
+    }
+  }
+  return out;
+}
+
 result<void> run_commands(const vulkan::device_context& context, const std::function<void(VkCommandBuffer)>& record) {
   const auto& fn = context.functions();
   const VkDevice dev = context.device();
-  VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-  pci.queueFamilyIndex = context.graphics_queue().family;
-  VkCommandPool pool = VK_NULL_HANDLE;
-  if (fn.vkCreateCommandPool(dev, &pci, nullptr, &pool) != VK_SUCCESS)
-    return error(errc::internal, "vkCreateCommandPool");
-  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-  ai.commandPool = pool;
-  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  ai.commandBufferCount = 1;
-  VkCommandBuffer cb = VK_NULL_HANDLE;
+  MEMBRIDGE_TRY_ASSIGN(const command_buffers cbs, allocate_command_buffers(context, 1));
+  const VkCommandPool pool = cbs.pool;
+  const VkCommandBuffer cb = cbs.buffers[0];
   VkFence fence = VK_NULL_HANDLE;
   VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-  VkResult rc = fn.vkAllocateCommandBuffers(dev, &ai, &cb);
-  if (rc == VK_SUCCESS) rc = fn.vkCreateFence(dev, &fci, nullptr, &fence);
+  VkResult rc = fn.vkCreateFence(dev, &fci, nullptr, &fence);
   if (rc == VK_SUCCESS) {
     VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;

@@ -53,6 +53,17 @@ class exported_memory {
   std::size_t size_ = 0;
 };
 
+/// Memory allocated on an exporter and an fd exported for it.
+struct exported_memory_fd {
+  exported_memory memory;
+  os::unique_fd fd;
+};
+
+/// exported_memory::allocate(exporter, size) and an fd exported for the memory.
+/// Errors: as allocate and export_fd. Ownership: the caller owns the memory and the fd.
+[[nodiscard]] result<exported_memory_fd> allocate_and_export(const vulkan::device_context& exporter,
+                                                             std::size_t size);
+
 /// A host-visible, coherent buffer for copies to and from the GPU.
 class staging_buffer {
  public:
@@ -77,6 +88,38 @@ class staging_buffer {
 };
 
 /// Records commands with `record`, submits them to the graphics queue and waits.
+/// The handles of `c` as an engine would pass them to device_context::adopt: its loader, instance,
+/// physical device, device and API version (no extensions, features or queues yet).
+/// Ownership: the handles stay `c`'s.
+[[nodiscard]] inline vulkan::adopt_info handles_of_context(const vulkan::device_context& c) {
+  vulkan::adopt_info info;
+  info.get_instance_proc_addr = c.get_instance_proc_addr();
+  info.instance = c.instance();
+  info.physical_device = c.physical_device();
+  info.device = c.device();
+  info.api_version = c.api_version();
+  return info;
+}
+
+/// A command pool and primary command buffers allocated from it.
+struct command_buffers {
+  VkCommandPool pool = VK_NULL_HANDLE;
+  std::vector<VkCommandBuffer> buffers;
+};
+
+/// A command pool on the context's graphics queue family and `count` primary command buffers from it.
+/// Errors: internal (the failing call named); nothing is left made then.
+/// Ownership: the caller destroys `pool` (which frees its buffers) with vkDestroyCommandPool.
+[[nodiscard]] result<command_buffers> allocate_command_buffers(const vulkan::device_context& context,
+                                                               std::size_t count);
+
+/// allocate_command_buffers(context, count), each begun, recorded by record(buffer, index) and ended.
+/// Errors: internal (the failing call named; nothing is left made then).
+/// Ownership: the caller destroys `pool` (which frees its buffers) with vkDestroyCommandPool.
+[[nodiscard]] result<command_buffers> record_command_buffers(
+    const vulkan::device_context& context, std::size_t count,
+    const std::function<void(VkCommandBuffer, std::uint64_t)>& record);
+
 [[nodiscard]] result<void> run_commands(const vulkan::device_context& context,
                                         const std::function<void(VkCommandBuffer)>& record);
 
