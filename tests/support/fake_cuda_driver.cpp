@@ -1,6 +1,8 @@
 #include "fake_cuda_driver.hpp"
 #include "fake_cuda_handles.hpp"
 
+#include <membridge/cuda/external_memory.hpp>
+
 #include <algorithm>
 #include <array>
 #include <cstdio>
@@ -550,23 +552,11 @@ CUresult fake_cuDestroyExternalMemory(CUexternalMemory memory) {
   return CUDA_SUCCESS;
 }
 
-// The driver's bytes per channel, for the model's lower-bound footprint check. It mirrors the
-// library's table (src/cuda/external_memory.cpp), so it cannot catch a wrong entry there: the
-// footprints that pin the library's table are written out per case in cuda_external_memory_test
+// The driver's bytes per channel, for the model's lower-bound footprint check: the library's table
+// (cuda::channel_bytes), so it cannot catch a wrong entry there: the footprints that pin that table
+// are written out per case in cuda_external_memory_test
 // (map_array_footprints_match_expectations_written_out_per_format).
-std::size_t fake_element_bytes(CUarray_format format) {
-  switch (format) {
-    case CU_AD_FORMAT_UNSIGNED_INT8:
-    case CU_AD_FORMAT_SIGNED_INT8: return 1;
-    case CU_AD_FORMAT_UNSIGNED_INT16:
-    case CU_AD_FORMAT_SIGNED_INT16:
-    case CU_AD_FORMAT_HALF: return 2;
-    case CU_AD_FORMAT_UNSIGNED_INT32:
-    case CU_AD_FORMAT_SIGNED_INT32:
-    case CU_AD_FORMAT_FLOAT: return 4;
-    default: return 0;
-  }
-}
+std::size_t fake_element_bytes(CUarray_format format) { return membridge::cuda::channel_bytes(format); }
 
 CUresult fake_cuExternalMemoryGetMappedMipmappedArray(CUmipmappedArray* out, CUexternalMemory memory,
                                                       const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC* desc) {
