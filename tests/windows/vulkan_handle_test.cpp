@@ -6,6 +6,7 @@
 #include "vulkan_fake_driver.hpp"
 
 #include <membridge/membridge.hpp>  // the umbrella compiles on Windows with the modules built there
+#include <membridge/os/current_user_security.hpp>
 #include <membridge/vulkan/imported_memory.hpp>
 #include <membridge/vulkan/shared_buffer.hpp>
 #include <membridge/vulkan/timeline_semaphore.hpp>
@@ -196,12 +197,12 @@ void expect_user_only(HANDLE object) {
   EXPECT_EQ(allowed->Header.AceType, ACCESS_ALLOWED_ACE_TYPE);
   // GENERIC_ALL, or what the object type maps it to (EVENT_ALL_ACCESS for the fake's event).
   EXPECT_TRUE(allowed->Mask == GENERIC_ALL || (allowed->Mask & EVENT_ALL_ACCESS) == EVENT_ALL_ACCESS) << allowed->Mask;
-  LPWSTR ace_sid = nullptr;
-  ASSERT_NE(::ConvertSidToStringSidW(reinterpret_cast<PSID>(&allowed->SidStart), &ace_sid), 0);
-  const auto user = membridge::vulkan::detail::current_user_sid();
+  LPSTR ace_sid = nullptr;
+  ASSERT_NE(::ConvertSidToStringSidA(reinterpret_cast<PSID>(&allowed->SidStart), &ace_sid), 0);
+  const auto user = membridge::os::current_user_security::create();
   ASSERT_TRUE(user) << user.error().message();
-  EXPECT_EQ(std::wstring(ace_sid), *user);
-  EXPECT_NE(std::wstring(ace_sid), L"S-1-1-0") << "never Everyone";
+  EXPECT_EQ(std::string(ace_sid), user->user_sid());
+  EXPECT_NE(std::string(ace_sid), "S-1-1-0") << "never Everyone";
   ::LocalFree(ace_sid);
   SECURITY_DESCRIPTOR_CONTROL control = 0;
   DWORD revision = 0;
