@@ -22,11 +22,11 @@ constexpr DWORD shared_read_write = 0x80000000UL | 0x1UL;
 
 }  // namespace
 
-const VkExternalMemoryHandleTypeFlagBits memory_handle_type = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_BIT;
-const VkExternalSemaphoreHandleTypeFlagBits semaphore_handle_type = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_BIT;
 const char* const memory_extension = VK_KHR_EXTERNAL_MEMORY_WIN32_EXTENSION_NAME;
 const char* const semaphore_extension = VK_KHR_EXTERNAL_SEMAPHORE_WIN32_EXTENSION_NAME;
 const char* const handle_name = "opaque NT handle";
+const VkExternalMemoryHandleTypeFlagBits memory_handle_type = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_BIT;
+const VkExternalSemaphoreHandleTypeFlagBits semaphore_handle_type = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_BIT;
 
 result<VkResult> allocate_imported(const context_state& s, os::borrowed_shareable_handle handle,
                                    VkMemoryAllocateInfo allocate, VkDeviceMemory& memory) {
