@@ -144,19 +144,27 @@ void peer_link::send_bytes(const void* data, std::size_t size) const {
   }
 }
 
-std::vector<std::byte> peer_link::receive_bytes(std::size_t max, std::chrono::milliseconds timeout) const {
-  pollfd pfd{socket_.get(), POLLIN, 0};
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+namespace {
+
+// Waits until `fd` is readable, in short polls so that the watchdog hears a heartbeat while the other
+// process works. False when `deadline` passed first.
+bool wait_readable(int fd, std::chrono::steady_clock::time_point deadline) {
+  pollfd pfd{fd, POLLIN, 0};
   for (;;) {
-    // Short polls, so the watchdog hears a heartbeat while the other process works.
     heartbeat();
     const int ready = ::poll(&pfd, 1, 200);
-    if (ready > 0) break;
+    if (ready > 0) return true;
     if (ready < 0 && errno != EINTR) throw bench_failure(std::string("poll: ") + std::strerror(errno));
-    if (std::chrono::steady_clock::now() >= deadline)
-      throw bench_failure("the other process did not answer within " +
-                          std::to_string(std::chrono::duration_cast<std::chrono::seconds>(timeout).count()) + " s");
+    if (std::chrono::steady_clock::now() >= deadline) return false;
   }
+}
+
+}  // namespace
+
+std::vector<std::byte> peer_link::receive_bytes(std::size_t max, std::chrono::milliseconds timeout) const {
+  if (!wait_readable(socket_.get(), std::chrono::steady_clock::now() + timeout))
+    throw bench_failure("the other process did not answer within " +
+                        std::to_string(std::chrono::duration_cast<std::chrono::seconds>(timeout).count()) + " s");
   std::vector<std::byte> bytes(max + 1);  // one spare byte detects an oversized message
   ssize_t got = -1;
   do {
@@ -170,15 +178,8 @@ std::vector<std::byte> peer_link::receive_bytes(std::size_t max, std::chrono::mi
 }
 
 msg_kind peer_link::peek_kind(std::chrono::milliseconds timeout) const {
-  pollfd pfd{socket_.get(), POLLIN, 0};
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    heartbeat();
-    const int ready = ::poll(&pfd, 1, 200);
-    if (ready > 0) break;
-    if (ready < 0 && errno != EINTR) throw bench_failure(std::string("poll: ") + std::strerror(errno));
-    if (std::chrono::steady_clock::now() >= deadline) throw bench_failure("the other process sent nothing in time");
-  }
+  if (!wait_readable(socket_.get(), std::chrono::steady_clock::now() + timeout))
+    throw bench_failure("the other process sent nothing in time");
   msg_kind kind{};
   const ssize_t got = ::recv(socket_.get(), &kind, sizeof kind, MSG_PEEK);
   if (got == 0) throw bench_failure("the other process went away (its socket closed)");
