@@ -62,17 +62,15 @@ class frame_memory {
   /// Step `step`'s arguments for a frame in `slot`. Inline: the benchmarks call it inside their
   /// timed region, as they did when each had its own copy.
   [[nodiscard]] step_args args(std::uint32_t slot, std::uint32_t step) const {
-    step_args a;
-    a.frame_counter = counter_;
-    a.slot = slots_ + std::size_t{slot} * slot_words_;
-    a.slot_words = slot_words_;
-    a.log = log_;
-    a.log_frames = log_frames_;
-    a.overflows = overflows_;
-    a.step = step;
-    a.steps = k_;
-    a.seed = seed_;
-    return a;
+    return {.frame_counter = counter_,
+            .slot = slots_ + std::size_t{slot} * slot_words_,
+            .slot_words = slot_words_,
+            .log = log_,
+            .log_frames = log_frames_,
+            .overflows = overflows_,
+            .step = step,
+            .steps = k_,
+            .seed = seed_};
   }
 
   /// Before a block: counter and overflows 0, the log and the slots cleared, a fresh seed; waits.
