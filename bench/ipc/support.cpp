@@ -165,16 +165,7 @@ std::vector<std::byte> peer_link::receive_bytes(std::size_t max, std::chrono::mi
   if (!wait_readable(socket_.get(), std::chrono::steady_clock::now() + timeout))
     throw bench_failure("the other process did not answer within " +
                         std::to_string(std::chrono::duration_cast<std::chrono::seconds>(timeout).count()) + " s");
-  std::vector<std::byte> bytes(max + 1);  // one spare byte detects an oversized message
-  ssize_t got = -1;
-  do {
-    got = ::recv(socket_.get(), bytes.data(), bytes.size(), 0);
-  } while (got < 0 && errno == EINTR);
-  if (got < 0) throw bench_failure(std::string("recv from the other process: ") + std::strerror(errno));
-  if (got == 0) throw bench_failure("the other process went away (its socket closed)");
-  if (static_cast<std::size_t>(got) < sizeof(msg_kind)) throw bench_failure("a short message from the other process");
-  bytes.resize(static_cast<std::size_t>(got));
-  return bytes;
+  return receive_from_other(socket_.get(), max, sizeof(msg_kind));
 }
 
 msg_kind peer_link::peek_kind(std::chrono::milliseconds timeout) const {
