@@ -54,10 +54,7 @@ int run(const options& opts) {
   const growth::report r = growth::make_report(measured, bandwidth);
 
   growth::print_report(std::cout, gpu, opts.rounds, r);
-  const std::string line =
-      growth::report_json(gpu, opts.rounds, r).dump(-1, ' ', false, bench::json::error_handler_t::replace);
-  std::cout << line << std::endl;
-  if (!opts.json_path.empty()) bench::write_json_file(opts.json_path, line);
+  bench::emit_json_line(growth::report_json(gpu, opts.rounds, r), opts.json_path);
   return exit_ok;
 }
 

@@ -215,9 +215,7 @@ int run(const options& opts) {
     std::cerr << "warning: the child process exited with status " << status << '\n';
 
   print_report(std::cout, config, env, results);
-  const std::string line = report_json(config, env, results).dump(-1, ' ', false, bench::json::error_handler_t::replace);
-  std::cout << line << std::endl;
-  if (!opts.json_path.empty()) bench::write_json_file(opts.json_path, line);
+  bench::emit_json_line(report_json(config, env, results), opts.json_path);
   return exit_ok;
 }
 

@@ -6,6 +6,7 @@
 // consumer semaphores (what N viewer processes would do, without their processes). Every frame's
 // stamps are checked. See docs/synchronization.md, "Several consumers".
 #include "frame_memory.hpp"
+#include "frame_options.hpp"
 #include "producer_kernels.cuh"
 
 #include "cli.hpp"
@@ -20,44 +21,32 @@
 #include <volk.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <exception>
 #include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace membridge::bench::consumers_bench {
 
 namespace {
 
+using producer_bench::frame_devices;
 using producer_bench::frame_memory;
-using producer_bench::handoff;
+using producer_bench::frame_options;
+using producer_bench::frame_options_json;
+using producer_bench::open_frame_devices;
+using producer_bench::run_paced_block;
 using producer_bench::launch_frame_step;
 using producer_bench::wait_limit;
-using steady = std::chrono::steady_clock;
 
-struct config {
-  std::uint64_t frames = 500;  // timed frames per block
-  std::uint64_t warmup = 50;   // frames before them in every block
-  int blocks = 4;              // blocks per consumer count
-  std::uint32_t slots = 3;     // ring slots (frames in flight)
-  std::uint32_t slot_words = 4096;
-  std::vector<std::uint32_t> counts{1, 2, 4};
-  int device = 0;
-  bool quick = false;
-  std::string json_path;
+struct config : frame_options {
+  std::vector<std::uint32_t> counts{1, 2, 4};  // consumer counts, one lane each
 };
 
-template <class T>
-T value_or_fail(result<T>&& r, const std::string& doing) {
-  if (!r) throw bench_failure(doing + ": " + r.error().message());
-  return std::move(r).value();
-}
+// Inline here, as it always was (bench::ok_or_fail is out of line): the timed loop calls it.
 void ok_or_fail(const result<void>& r, const std::string& doing) {
   if (!r) throw bench_failure(doing + ": " + r.error().message());
 }
@@ -96,50 +85,17 @@ class lane {
     memory_.reset(seed, stream_.get());
     const std::uint64_t total = c_.warmup + c_.frames;
     const std::uint64_t first = next_frame_;
-    handoff h;
     block_result out;
     out.host_us.reserve(c_.frames);
-    std::exception_ptr consumer_error;
-    std::thread consumer([&] {
-      try {
-        for (std::uint64_t i = 0; i < total; ++i) {
-          handoff::wait_for(h.enqueued, i + 1, h.failed, "waiting for the producer to enqueue a frame");
-          if (first + i >= c_.slots)
-            ok_or_fail(timeline_.wait_consumed(first + i - c_.slots, wait_limit), "frame_timeline::wait_consumed");
-          submit(first + i);
-          h.submitted.store(i + 1, std::memory_order_release);
-        }
-      } catch (...) {
-        consumer_error = std::current_exception();
-        h.failed.store(true, std::memory_order_release);
-      }
-    });
-    try {
-      for (std::uint64_t i = 0; i < total; ++i) {
-        const std::uint64_t n = first + i;
-        if (i >= c_.slots)
-          handoff::wait_for(h.submitted, i - c_.slots + 1, h.failed, "waiting for the consumers to submit a frame");
-        if (i == c_.warmup) check_cuda(cudaEventRecord(ev0_, stream_.get()), "cudaEventRecord");
-        const auto t0 = steady::now();
-        ok_or_fail(timeline_.cuda_acquire(stream_.get(), n), "frame_timeline::cuda_acquire");
-        check_cuda(launch_frame_step(memory_.args(timeline_.slot(n), 0), stream_.get()), "launch_frame_step");
-        ok_or_fail(timeline_.cuda_release(stream_.get(), n), "frame_timeline::cuda_release");
-        const auto t1 = steady::now();
-        if (i >= c_.warmup) out.host_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
-        h.enqueued.store(i + 1, std::memory_order_release);
-      }
-      check_cuda(cudaEventRecord(ev1_, stream_.get()), "cudaEventRecord");
-    } catch (...) {
-      h.failed.store(true, std::memory_order_release);
-      consumer.join();
-      unblock();
-      throw;
-    }
-    consumer.join();
-    if (consumer_error) {
-      unblock();
-      std::rethrow_exception(consumer_error);
-    }
+    run_paced_block(
+        {first, total, c_.warmup, c_.slots, "waiting for the consumers to submit a frame"}, timeline_, stream_.get(),
+        ev0_, ev1_, [this](std::uint64_t n) { submit(n); },
+        [&](std::uint64_t n) {
+          ok_or_fail(timeline_.cuda_acquire(stream_.get(), n), "frame_timeline::cuda_acquire");
+          check_cuda(launch_frame_step(memory_.args(timeline_.slot(n), 0), stream_.get()), "launch_frame_step");
+          ok_or_fail(timeline_.cuda_release(stream_.get(), n), "frame_timeline::cuda_release");
+        },
+        [&](double host_us) { out.host_us.push_back(host_us); }, [this] { unblock(); });
     next_frame_ = first + total;
     ok_or_fail(timeline_.wait_consumed(next_frame_ - 1, wait_limit), "frame_timeline::wait_consumed (end of block)");
     check_cuda(cudaStreamSynchronize(stream_.get()), "cudaStreamSynchronize (end of block)");
@@ -227,19 +183,8 @@ std::vector<double> gpu_per_block(const lane& l) {
 }
 
 int run(const config& c) {
-  open_runtime_device(c.device);
-  auto opened = cuda::device::open(c.device);
-  if (!opened) throw device_unavailable(opened.error().message());
-  const cuda::device cu = std::move(opened).value();
-  auto made = sync::create_vulkan_context_for(cu);
-  if (!made)
-    throw device_unavailable("no Vulkan device on CUDA device " + std::to_string(c.device) +
-                             " (the frame timeline's semaphores are Vulkan's): " + made.error().message());
-  const vulkan::device_context vk = std::move(made).value();
-  int driver_version = 0;
-  int runtime_version = 0;
-  check_cuda(cudaDriverGetVersion(&driver_version), "cudaDriverGetVersion");
-  check_cuda(cudaRuntimeGetVersion(&runtime_version), "cudaRuntimeGetVersion");
+  const frame_devices devices = open_frame_devices(c.device);
+  const auto& [cu, vk, driver_version, runtime_version] = devices;
   check_cuda(producer_bench::load_frame_step(), "cudaFuncGetAttributes (loading the frame step)");
 
   std::vector<std::unique_ptr<lane>> lanes;
@@ -279,25 +224,18 @@ int run(const config& c) {
   }
   t.print(std::cout);
   std::cout << "(ratios: median over block rounds of this count's block over the first count's block)\n";
-  json j = {{"bench", "consumers"},
-            {"device", cu.name()},
-            {"device_uuid", cu.uuid().to_string()},
-            {"vulkan_device", vk.name()},
-            {"driver_version", driver_version},
-            {"runtime_version", runtime_version},
-            {"config",
-             {{"frames", c.frames}, {"warmup", c.warmup}, {"blocks", c.blocks}, {"slots", c.slots},
-              {"slot_words", c.slot_words}, {"counts", c.counts}, {"quick", c.quick}}},
-            {"lanes", lanes_json},
-            {"goals", json::object()},
-            {"data_checked", true}};
-  const std::string line = j.dump(-1, ' ', false, json::error_handler_t::replace);
-  std::cout << line << std::endl;
-  if (!c.json_path.empty()) {
-    std::ofstream file(c.json_path, std::ios::out | std::ios::trunc);
-    file << line << '\n';
-    if (!file.flush()) throw bench_failure("cannot write the JSON line to " + c.json_path);
-  }
+  json config_json = frame_options_json(c);
+  config_json["counts"] = c.counts;
+  config_json["quick"] = c.quick;
+  json j = {{"bench", "consumers"}};
+  j.update(devices_json(devices));
+  j.update(json{{"driver_version", driver_version},
+                {"runtime_version", runtime_version},
+                {"config", config_json},
+                {"lanes", lanes_json},
+                {"goals", json::object()},
+                {"data_checked", true}});
+  emit_json_line(j, c.json_path);
   lanes.clear();  // timelines before the Vulkan context and the CUDA device
   return exit_ok;
 }
@@ -307,24 +245,14 @@ int run(const config& c) {
 }  // namespace membridge::bench::consumers_bench
 
 int main(int argc, char** argv) {
-  using namespace membridge::bench;
-  consumers_bench::config c;
-  CLI::App app{"membridge_bench_consumers: a CUDA producer's frame cost with 1, 2 and 4 consumer semaphores"};
-  app.add_option("--frames", c.frames, "timed frames per block")->check(CLI::Range(10, 100000))->capture_default_str();
-  app.add_option("--warmup", c.warmup, "warm-up frames per block")->check(CLI::Range(5, 100000))->capture_default_str();
-  app.add_option("--blocks", c.blocks, "interleaved blocks per consumer count")->check(CLI::Range(1, 100))->capture_default_str();
-  app.add_option("--slots", c.slots, "ring slots (frames in flight)")->check(CLI::Range(1, 8))->capture_default_str();
-  app.add_option("--consumers", c.counts, "consumer counts to compare (the first is the reference)")
-      ->check(CLI::Range(1, 8))
-      ->capture_default_str();
-  app.add_flag("--quick", c.quick, "a smoke run: 2 blocks of 100 frames after 20 warm-up");
-  add_json_option(app, c.json_path);
-  add_device_option(app, c.device);
-  if (const auto stop = parse_command_line(app, argc, argv)) return *stop;
-  if (c.quick) {
-    c.frames = 100;
-    c.warmup = 20;
-    c.blocks = 2;
-  }
-  return run_main("membridge_bench_consumers", [&c] { return consumers_bench::run(c); });
+  using namespace membridge::bench::consumers_bench;
+  return membridge::bench::producer_bench::frame_bench_main<config>(
+      argc, argv, "membridge_bench_consumers", "a CUDA producer's frame cost with 1, 2 and 4 consumer semaphores",
+      "interleaved blocks per consumer count",
+      [](CLI::App& app, config& c) {
+        app.add_option("--consumers", c.counts, "consumer counts to compare (the first is the reference)")
+            ->check(CLI::Range(1, 8))
+            ->capture_default_str();
+      },
+      run);
 }

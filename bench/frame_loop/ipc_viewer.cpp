@@ -124,16 +124,7 @@ std::optional<std::vector<std::byte>> receive_msg(int fd, std::chrono::milliseco
     if (ready < 0 && errno != EINTR) throw bench_failure(std::string("poll: ") + std::strerror(errno));
     if (steady::now() >= deadline) return std::nullopt;
   }
-  std::vector<std::byte> bytes(sizeof(frames_msg) + 1);  // the largest message, and a byte to spare
-  ssize_t got = -1;
-  do {
-    got = ::recv(fd, bytes.data(), bytes.size(), 0);
-  } while (got < 0 && errno == EINTR);
-  if (got < 0) throw bench_failure(std::string("recv from the other process: ") + std::strerror(errno));
-  if (got == 0) throw bench_failure("the other process went away (its socket closed)");
-  if (static_cast<std::size_t>(got) < sizeof(msg_kind)) throw bench_failure("a short message from the other process");
-  bytes.resize(static_cast<std::size_t>(got));
-  return bytes;
+  return receive_from_other(fd, sizeof(frames_msg), sizeof(msg_kind));  // frames_msg: the largest message
 }
 
 msg_kind kind_of(const std::vector<std::byte>& bytes) {

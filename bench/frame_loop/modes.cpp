@@ -309,31 +309,44 @@ mode_run run_pipelined(session& s, const scene& sc, const loop_config& cfg) {
   return out;
 }
 
-mode_run run_naive(session& s, const scene& sc, const loop_config& cfg) {
-  reset_particles(s, sc);
-  const cudaStream_t stream = s.stream.get();
-  const auto count = static_cast<std::uint32_t>(sc.count);
-  const VolkDeviceTable& vk = s.context.functions();
+namespace {
+
+// The blocking modes' loop: per frame n (warm-up first), frame(n, slot of n) waits for everything it
+// queued; the frame's wall time and thread CPU time are recorded after the warm-up. Inline: frame()
+// is the timed region of both modes, as in the loops each had.
+template <class Frame>
+mode_run blocking_frames(session& s, const loop_config& cfg, std::string_view what, Frame&& frame) {
   mode_run out;
   for (std::uint64_t n = 0; n < cfg.total(); ++n) {
     const auto start = steady::now();
     const double cpu_start = thread_cpu_ns();
-    const std::uint32_t slot = scene::slot_of(n);
-    enqueue_sim(s, sc, n, cfg.steps, stream);
-    MEMBRIDGE_FRAME_LOOP_CUDA(cudaStreamSynchronize(stream));
-    (void)value_or_fail(s.renderer.record(slot, sc.vk_buffer, sc.slot_offset(slot), count, s.view_proj),
-                        "particle_renderer::record");
-    ok_or_fail(s.renderer.submit(slot), "particle_renderer::submit");
-    MEMBRIDGE_FRAME_LOOP_VK(vk.vkQueueWaitIdle(s.queue()));
+    frame(n, scene::slot_of(n));
     if (n >= cfg.warmup) {
       out.frame_ms.push_back(ms_between(start, steady::now()));
       out.thread_cpu_us.push_back((thread_cpu_ns() - cpu_start) / ns_per_us);
     }
     heartbeat();
   }
-  drain(s, "the naive frames");
+  drain(s, what);
   out.measured_frames = cfg.frames;
   return out;
+}
+
+}  // namespace
+
+mode_run run_naive(session& s, const scene& sc, const loop_config& cfg) {
+  reset_particles(s, sc);
+  const cudaStream_t stream = s.stream.get();
+  const auto count = static_cast<std::uint32_t>(sc.count);
+  const VolkDeviceTable& vk = s.context.functions();
+  return blocking_frames(s, cfg, "the naive frames", [&](std::uint64_t n, std::uint32_t slot) {
+    enqueue_sim(s, sc, n, cfg.steps, stream);
+    MEMBRIDGE_FRAME_LOOP_CUDA(cudaStreamSynchronize(stream));
+    (void)value_or_fail(s.renderer.record(slot, sc.vk_buffer, sc.slot_offset(slot), count, s.view_proj),
+                        "particle_renderer::record");
+    ok_or_fail(s.renderer.submit(slot), "particle_renderer::submit");
+    MEMBRIDGE_FRAME_LOOP_VK(vk.vkQueueWaitIdle(s.queue()));
+  });
 }
 
 mode_run run_staging(session& s, const scene& sc, const loop_config& cfg) {
@@ -341,11 +354,7 @@ mode_run run_staging(session& s, const scene& sc, const loop_config& cfg) {
   const cudaStream_t stream = s.stream.get();
   const auto count = static_cast<std::uint32_t>(sc.count);
   const std::span<const particles::particle> host(static_cast<const particles::particle*>(sc.host.get()), sc.count);
-  mode_run out;
-  for (std::uint64_t n = 0; n < cfg.total(); ++n) {
-    const auto start = steady::now();
-    const double cpu_start = thread_cpu_ns();
-    const std::uint32_t slot = scene::slot_of(n);
+  return blocking_frames(s, cfg, "the staging frames", [&](std::uint64_t n, std::uint32_t slot) {
     enqueue_sim(s, sc, n, cfg.steps, stream);
     MEMBRIDGE_FRAME_LOOP_CUDA(
         cudaMemcpyAsync(sc.host.get(), sc.slot_data(slot), sc.slot_bytes, cudaMemcpyDeviceToHost, stream));
@@ -355,15 +364,7 @@ mode_run run_staging(session& s, const scene& sc, const loop_config& cfg) {
                         "particle_renderer::record");
     ok_or_fail(s.renderer.submit(slot), "particle_renderer::submit");
     ok_or_fail(s.renderer.wait_idle(), "particle_renderer::wait_idle");
-    if (n >= cfg.warmup) {
-      out.frame_ms.push_back(ms_between(start, steady::now()));
-      out.thread_cpu_us.push_back((thread_cpu_ns() - cpu_start) / ns_per_us);
-    }
-    heartbeat();
-  }
-  drain(s, "the staging frames");
-  out.measured_frames = cfg.frames;
-  return out;
+  });
 }
 
 void drain(session& s, std::string_view what) {

@@ -5,6 +5,7 @@
 #include "particle_sim_cpu.hpp"
 #include "particle_sim_cuda.hpp"
 #include "report.hpp"  // count_label
+#include "viewed_run.hpp"
 
 #include <membridge/cuda/external_semaphore.hpp>
 #include <membridge/vulkan/timeline_semaphore.hpp>
@@ -56,49 +57,13 @@ mailbox_semaphores make_semaphores(const session& s) {
   return m;
 }
 
-/// What the sim published for frame f.
-struct publication {
-  std::uint64_t step = 0;  ///< The step whose particles the frame shows.
-  std::uint32_t slot = 0;  ///< The ring slot that holds them.
-};
-
-/// What the threads of one run share.
-class run_state {
+/// What the threads of one run share: the shared viewed-run state, signalling ready and released
+/// (`m`, null without a viewer) on a failure.
+class run_state : public viewed_run_state {
  public:
-  explicit run_state(std::size_t capacity, const mailbox_semaphores* m) : pubs(capacity), m_(m) {}
-
-  std::atomic<bool> request{false};         ///< The viewer asks for a frame.
-  std::atomic<std::uint64_t> published{0};  ///< Frames published; pubs[f] is written before.
-  std::vector<publication> pubs;            ///< Per frame.
-  std::atomic<bool> stop_viewer{false};
-  std::atomic<bool> stop_sim{false};
-  std::atomic<int> mark{0};    ///< 1: open the window after the next step; 2: close it.
-  std::atomic<int> marked{0};  ///< The sim's answer.
-
-  /// The first failure: keeps the message and lets every GPU wait of the run finish (both
-  /// semaphores signalled far ahead from the host).
-  void fail(std::string message) noexcept {
-    {
-      const std::lock_guard<std::mutex> guard(lock_);
-      if (failed_.load()) return;
-      message_ = std::move(message);
-      failed_.store(true);
-      std::fprintf(stderr, "[frame_loop] stopping the viewed run: %s\n", message_.c_str());
-    }
-    if (m_ != nullptr)
-      for (const vulkan::timeline_semaphore* sem : {&m_->ready, &m_->released})
-        if (const auto value = sem->value(); value) (void)sem->signal(*value + 1'000'000);
-  }
-  [[nodiscard]] bool failed() const noexcept { return failed_.load(); }
-  void rethrow_if_failed() const {
-    if (failed()) throw bench_failure(message_);
-  }
-
- private:
-  const mailbox_semaphores* m_;
-  std::atomic<bool> failed_{false};
-  std::mutex lock_;
-  std::string message_;
+  explicit run_state(std::size_t capacity, const mailbox_semaphores* m)
+      : viewed_run_state(capacity, {m != nullptr ? &m->ready : nullptr, m != nullptr ? &m->released : nullptr},
+                         "[frame_loop] stopping the viewed run: ") {}
 };
 
 /// A CUDA event without timing (cheaper to record), owned.
@@ -301,14 +266,9 @@ void viewer_loop(const session& s, mailbox_viewer& v, viewer_kind kind, int rate
       out.frames = ++f;
       continue;
     }
-    st.request.store(true, std::memory_order_release);
-    const auto deadline = steady::now() + wait_timeout;
-    while (st.published.load(std::memory_order_acquire) <= f) {
-      if (st.failed()) return;
-      if (steady::now() > deadline) throw bench_failure("timeout: the sim did not publish frame " + std::to_string(f));
-      std::this_thread::yield();
-    }
-    const publication p = st.pubs[f];
+    const std::optional<publication> requested = st.request_frame(f, wait_timeout);
+    if (!requested) return;
+    const publication p = *requested;
     if (kind == viewer_kind::direct_host)  // the step done first: the submit's GPU wait is already met
       ok_or_fail(m.ready.wait(f + 1, wait_timeout), "waiting on the host for frame " + std::to_string(f) + "'s step");
     v.submit(kind, f, p.slot, {m.ready.get(), f + 1}, {m.released.get(), f + 1});
@@ -332,14 +292,9 @@ void ipc_forward_loop(ipc_viewer_process& child, run_state& st, viewer_outcome& 
                           std::to_string(f));
     if (f >= st.pubs.size())
       throw bench_failure("the ipc viewer ran out of frames (capacity " + std::to_string(st.pubs.size()) + ")");
-    st.request.store(true, std::memory_order_release);
-    const auto deadline = steady::now() + wait_timeout;
-    while (st.published.load(std::memory_order_acquire) <= f) {
-      if (st.failed()) return;
-      if (steady::now() > deadline) throw bench_failure("timeout: the sim did not publish frame " + std::to_string(f));
-      std::this_thread::yield();
-    }
-    const publication p = st.pubs[f];
+    const std::optional<publication> requested = st.request_frame(f, wait_timeout);
+    if (!requested) return;
+    const publication p = *requested;
     child.announce(p.step, p.slot);
     out.frames = ++f;
   }

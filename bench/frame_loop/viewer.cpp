@@ -216,7 +216,11 @@ void mailbox_viewer::record_samples(VkCommandBuffer cmd, VkBuffer from, VkDevice
 }
 
 void mailbox_viewer::submit_graphics(VkCommandBuffer cmd, timeline_op wait, timeline_op signal, VkFence fence) const {
-  const VkPipelineStageFlags stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+  submit_to(s_->queue(), VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, cmd, wait, signal, fence);
+}
+
+void mailbox_viewer::submit_to(VkQueue queue, VkPipelineStageFlags stage, VkCommandBuffer cmd, timeline_op wait,
+                               timeline_op signal, VkFence fence) const {
   VkTimelineSemaphoreSubmitInfo values{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
   values.waitSemaphoreValueCount = wait.semaphore != VK_NULL_HANDLE ? 1 : 0;
   values.pWaitSemaphoreValues = &wait.value;
@@ -231,7 +235,7 @@ void mailbox_viewer::submit_graphics(VkCommandBuffer cmd, timeline_op wait, time
   info.pCommandBuffers = &cmd;
   info.signalSemaphoreCount = values.signalSemaphoreValueCount;
   info.pSignalSemaphores = &signal.semaphore;
-  MEMBRIDGE_FRAME_LOOP_VK(s_->context.functions().vkQueueSubmit(s_->queue(), 1, &info, fence));
+  MEMBRIDGE_FRAME_LOOP_VK(s_->context.functions().vkQueueSubmit(queue, 1, &info, fence));
 }
 
 void mailbox_viewer::submit(viewer_kind kind, std::uint64_t frame, std::uint32_t slot, timeline_op ready,
@@ -277,22 +281,8 @@ void mailbox_viewer::submit(viewer_kind kind, std::uint64_t frame, std::uint32_t
     const VkBufferCopy region{slot_offset, 0, sc_->slot_bytes};
     vk.vkCmdCopyBuffer(o.transfer, slot_buffer, o.copy_buffer, 1, &region);
     MEMBRIDGE_FRAME_LOOP_VK(vk.vkEndCommandBuffer(o.transfer));
-    const VkPipelineStageFlags stage = VK_PIPELINE_STAGE_TRANSFER_BIT;
-    VkTimelineSemaphoreSubmitInfo values{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
-    values.waitSemaphoreValueCount = ready.semaphore != VK_NULL_HANDLE ? 1 : 0;
-    values.pWaitSemaphoreValues = &ready.value;
-    values.signalSemaphoreValueCount = release.semaphore != VK_NULL_HANDLE ? 1 : 0;
-    values.pSignalSemaphoreValues = &release.value;
-    VkSubmitInfo info{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-    info.pNext = &values;
-    info.waitSemaphoreCount = values.waitSemaphoreValueCount;
-    info.pWaitSemaphores = &ready.semaphore;
-    info.pWaitDstStageMask = &stage;
-    info.commandBufferCount = 1;
-    info.pCommandBuffers = &o.transfer;
-    info.signalSemaphoreCount = values.signalSemaphoreValueCount;
-    info.pSignalSemaphores = &release.semaphore;
-    MEMBRIDGE_FRAME_LOOP_VK(vk.vkQueueSubmit(s_->context.transfer_queue().queue, 1, &info, VK_NULL_HANDLE));
+    submit_to(s_->context.transfer_queue().queue, VK_PIPELINE_STAGE_TRANSFER_BIT, o.transfer, ready, release,
+              VK_NULL_HANDLE);
     graphics_wait = release;  // Vulkan -> Vulkan: the draw waits for the copy, not for CUDA
   }
 

@@ -104,6 +104,10 @@ class mailbox_viewer {
   void wait_slot(slot_objects& o, std::string_view what);
   void record_samples(VkCommandBuffer cmd, VkBuffer from, VkDeviceSize base, std::uint64_t frame) const;
   void submit_graphics(VkCommandBuffer cmd, timeline_op wait, timeline_op signal, VkFence fence) const;
+  // Submits `cmd` to `queue`, waiting for `wait` at `stage` and signalling `signal` (either may be
+  // empty), then `fence`.
+  void submit_to(VkQueue queue, VkPipelineStageFlags stage, VkCommandBuffer cmd, timeline_op wait, timeline_op signal,
+                 VkFence fence) const;
   void destroy() noexcept;
 
   session* s_;

@@ -28,6 +28,7 @@
 #include <array>
 #include <memory>
 #include <thread>
+#include <utility>
 
 namespace membridge::bench::gl_bench {
 
@@ -48,6 +49,20 @@ std::vector<frame_size> frame_sizes(bool quick) {
 }
 
 namespace {
+
+// The end of a block of frames (after its timed loop): waits for the GL and CUDA work it queued,
+// checks GL's error state (naming `what`) and fills the block's GPU figures from `clock`.
+frame_block finish_frames(frame_block block, gpu_clock& clock, frame_throttle& throttle, const cuda_stream& stream,
+                          const bench_env& env, const char* what) {
+  throttle.drain();
+  stream.synchronize();
+  check_gl(what);
+  const gpu_intervals g = intervals_from(clock.finish(), static_cast<std::size_t>(env.warmup));
+  block.gpu_frame_us = g.mean_us;
+  block.gpu_interval_us = g.intervals_us;
+  block.frames = static_cast<std::uint64_t>(env.frames);
+  return block;
+}
 
 /// Per-frame bookkeeping common to both lanes.
 struct frame_plan {
@@ -126,14 +141,7 @@ class legacy_lane {
         block.host_cpu_us.push_back(timer.cpu_us);
       }
     }
-    throttle.drain();
-    stream_.synchronize();
-    check_gl("legacy frames");
-    const gpu_intervals g = intervals_from(clock.finish(), static_cast<std::size_t>(env_.warmup));
-    block.gpu_frame_us = g.mean_us;
-    block.gpu_interval_us = g.intervals_us;
-    block.frames = static_cast<std::uint64_t>(env_.frames);
-    return block;
+    return finish_frames(std::move(block), clock, throttle, stream_, env_, "legacy frames");
   }
 
   void verify(const std::string& what) {
@@ -236,14 +244,7 @@ class vmm_lane {
   }
 
   frame_block finish_block(frame_block block, gpu_clock& clock, frame_throttle& throttle) {
-    throttle.drain();
-    stream_.synchronize();
-    check_gl("membridge frames");
-    const gpu_intervals g = intervals_from(clock.finish(), static_cast<std::size_t>(env_.warmup));
-    block.gpu_frame_us = g.mean_us;
-    block.gpu_interval_us = g.intervals_us;
-    block.frames = static_cast<std::uint64_t>(env_.frames);
-    return block;
+    return finish_frames(std::move(block), clock, throttle, stream_, env_, "membridge frames");
   }
 
   frame_block run_semaphores(unsigned steps) {

@@ -177,14 +177,7 @@ int run(const options& opts) {
     j["goals"]["gl_sim_throughput_viewed_144hz"] = (*viewed)["goal"];
     j["viewed"] = std::move(*viewed);
   }
-  const std::string line = j.dump(-1, ' ', false, bench::json::error_handler_t::replace);
-  std::cout << line << std::endl;
-  if (!opts.json_path.empty()) {
-    std::ofstream file(opts.json_path, std::ios::out | std::ios::trunc);
-    file << line << '\n';
-    file.flush();
-    if (!file) throw bench::bench_failure("cannot write the JSON line to " + opts.json_path);
-  }
+  bench::emit_json_line(j, opts.json_path);
   glFinish();
   for (const auto& failure : peer_data_failures())
     std::cout << "DATA CHECK FAILED (legacy interop, the peer): " << failure << "\n";

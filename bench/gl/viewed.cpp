@@ -16,6 +16,7 @@
 
 #include "realtime/kernels.cuh"
 #include "support/pacing.hpp"
+#include "support/viewed_run.hpp"
 
 #include <membridge/cuda/growable_buffer.hpp>
 #include <membridge/sync/frame_timeline.hpp>
@@ -87,48 +88,13 @@ class event {
   cudaEvent_t e_ = nullptr;
 };
 
-/// What the sim published for frame f.
-struct publication {
-  std::uint64_t step = 0;
-  std::uint32_t slot = 0;
-};
-
-/// What the sim and render threads of one run share.
-class run_state {
+/// What the sim and render threads of one run share: the shared viewed-run state, signalling the
+/// timeline's produced and consumed semaphores (`t`, null without a GL viewer) on a failure.
+class run_state : public viewed_run_state {
  public:
-  run_state(std::size_t capacity, const sync::frame_timeline* t) : pubs(capacity), t_(t) {}
-
-  std::atomic<bool> request{false};         ///< The viewer asks for a frame.
-  std::atomic<std::uint64_t> published{0};  ///< Frames published; pubs[f] is written before.
-  std::vector<publication> pubs;
-  std::atomic<bool> stop_sim{false};
-  std::atomic<int> mark{0};    ///< 1: open the window after the next step; 2: close it.
-  std::atomic<int> marked{0};  ///< The sim's answer.
-
-  /// The first failure: keeps the message and lets every GPU wait of the run finish (both semaphores
-  /// signalled far ahead from the host).
-  void fail(std::string message) noexcept {
-    {
-      const std::lock_guard<std::mutex> guard(lock_);
-      if (failed_.load()) return;
-      message_ = std::move(message);
-      failed_.store(true);
-      std::cerr << "[gl part v] stopping the run: " << message_ << "\n";
-    }
-    if (t_ != nullptr)
-      for (const vulkan::timeline_semaphore* sem : {&t_->produced(), &t_->consumed()})
-        if (const auto value = sem->value(); value) (void)sem->signal(*value + 1'000'000);
-  }
-  [[nodiscard]] bool failed() const noexcept { return failed_.load(); }
-  void rethrow_if_failed() const {
-    if (failed()) throw bench_failure(message_);
-  }
-
- private:
-  const sync::frame_timeline* t_;
-  std::atomic<bool> failed_{false};
-  std::mutex lock_;
-  std::string message_;
+  run_state(std::size_t capacity, const sync::frame_timeline* t)
+      : viewed_run_state(capacity, {t != nullptr ? &t->produced() : nullptr, t != nullptr ? &t->consumed() : nullptr},
+                         "[gl part v] stopping the run: ") {}
 };
 
 struct sim_outcome {
@@ -306,15 +272,9 @@ viewed_run run_one(const bench_env& env, const mailbox& mb, const gl_buffer& own
       for (const auto t = steady::now(); pace->tick(k) <= t; ++k) ++missed;  // fell behind: keep the grid
       const std::uint64_t f = frames;
       if (f >= capacity) throw bench_failure("the viewer ran out of frames (capacity " + std::to_string(capacity) + ")");
-      st.request.store(true, std::memory_order_release);
-      const auto deadline = steady::now() + wait_timeout;
-      while (st.published.load(std::memory_order_acquire) <= f) {
-        if (st.failed()) break;
-        if (steady::now() > deadline) throw bench_failure("timeout: the sim did not publish frame " + std::to_string(f));
-        std::this_thread::yield();
-      }
-      if (st.failed()) break;
-      const publication p = st.pubs[f];
+      const std::optional<publication> requested = st.request_frame(f, wait_timeout);
+      if (!requested || st.failed()) break;
+      const publication p = *requested;
       throttle.wait(f);
       begin_clock.prepare(f);
       end_clock.prepare(f);

@@ -144,41 +144,33 @@ void peer_link::send_bytes(const void* data, std::size_t size) const {
   }
 }
 
-std::vector<std::byte> peer_link::receive_bytes(std::size_t max, std::chrono::milliseconds timeout) const {
-  pollfd pfd{socket_.get(), POLLIN, 0};
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+namespace {
+
+// Waits until `fd` is readable, in short polls so that the watchdog hears a heartbeat while the other
+// process works. False when `deadline` passed first.
+bool wait_readable(int fd, std::chrono::steady_clock::time_point deadline) {
+  pollfd pfd{fd, POLLIN, 0};
   for (;;) {
-    // Short polls, so the watchdog hears a heartbeat while the other process works.
     heartbeat();
     const int ready = ::poll(&pfd, 1, 200);
-    if (ready > 0) break;
+    if (ready > 0) return true;
     if (ready < 0 && errno != EINTR) throw bench_failure(std::string("poll: ") + std::strerror(errno));
-    if (std::chrono::steady_clock::now() >= deadline)
-      throw bench_failure("the other process did not answer within " +
-                          std::to_string(std::chrono::duration_cast<std::chrono::seconds>(timeout).count()) + " s");
+    if (std::chrono::steady_clock::now() >= deadline) return false;
   }
-  std::vector<std::byte> bytes(max + 1);  // one spare byte detects an oversized message
-  ssize_t got = -1;
-  do {
-    got = ::recv(socket_.get(), bytes.data(), bytes.size(), 0);
-  } while (got < 0 && errno == EINTR);
-  if (got < 0) throw bench_failure(std::string("recv from the other process: ") + std::strerror(errno));
-  if (got == 0) throw bench_failure("the other process went away (its socket closed)");
-  if (static_cast<std::size_t>(got) < sizeof(msg_kind)) throw bench_failure("a short message from the other process");
-  bytes.resize(static_cast<std::size_t>(got));
-  return bytes;
+}
+
+}  // namespace
+
+std::vector<std::byte> peer_link::receive_bytes(std::size_t max, std::chrono::milliseconds timeout) const {
+  if (!wait_readable(socket_.get(), std::chrono::steady_clock::now() + timeout))
+    throw bench_failure("the other process did not answer within " +
+                        std::to_string(std::chrono::duration_cast<std::chrono::seconds>(timeout).count()) + " s");
+  return receive_from_other(socket_.get(), max, sizeof(msg_kind));
 }
 
 msg_kind peer_link::peek_kind(std::chrono::milliseconds timeout) const {
-  pollfd pfd{socket_.get(), POLLIN, 0};
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    heartbeat();
-    const int ready = ::poll(&pfd, 1, 200);
-    if (ready > 0) break;
-    if (ready < 0 && errno != EINTR) throw bench_failure(std::string("poll: ") + std::strerror(errno));
-    if (std::chrono::steady_clock::now() >= deadline) throw bench_failure("the other process sent nothing in time");
-  }
+  if (!wait_readable(socket_.get(), std::chrono::steady_clock::now() + timeout))
+    throw bench_failure("the other process sent nothing in time");
   msg_kind kind{};
   const ssize_t got = ::recv(socket_.get(), &kind, sizeof kind, MSG_PEEK);
   if (got == 0) throw bench_failure("the other process went away (its socket closed)");

@@ -1,5 +1,7 @@
 #include "ipc/vulkan_consumer.hpp"
 
+#include <volk.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -27,53 +29,12 @@ void check_vk(VkResult rc, const std::string& call) {
   if (rc != VK_SUCCESS) throw bench_failure(call + " failed: VkResult " + std::to_string(static_cast<int>(rc)));
 }
 
-template <class F>
-void load_one(F& to, PFN_vkGetDeviceProcAddr get, VkDevice device, const char* name) {
-  to = reinterpret_cast<F>(get(device, name));
-  if (to == nullptr) throw bench_failure(std::string("Vulkan function ") + name + " is missing");
-}
-
 }  // namespace
-
-vulkan_functions vulkan_functions::load(const vulkan::device_context& vk) {
-  const PFN_vkGetInstanceProcAddr gipa = vk.get_instance_proc_addr();
-  if (gipa == nullptr) throw bench_failure("the Vulkan context has no vkGetInstanceProcAddr");
-  const auto gdpa = reinterpret_cast<PFN_vkGetDeviceProcAddr>(gipa(vk.instance(), "vkGetDeviceProcAddr"));
-  if (gdpa == nullptr) throw bench_failure("Vulkan function vkGetDeviceProcAddr is missing");
-  const VkDevice d = vk.device();
-  vulkan_functions f;
-  load_one(f.create_command_pool, gdpa, d, "vkCreateCommandPool");
-  load_one(f.destroy_command_pool, gdpa, d, "vkDestroyCommandPool");
-  load_one(f.allocate_command_buffers, gdpa, d, "vkAllocateCommandBuffers");
-  load_one(f.begin_command_buffer, gdpa, d, "vkBeginCommandBuffer");
-  load_one(f.end_command_buffer, gdpa, d, "vkEndCommandBuffer");
-  load_one(f.reset_command_buffer, gdpa, d, "vkResetCommandBuffer");
-  load_one(f.cmd_copy_buffer, gdpa, d, "vkCmdCopyBuffer");
-  load_one(f.cmd_write_timestamp, gdpa, d, "vkCmdWriteTimestamp");
-  load_one(f.cmd_reset_query_pool, gdpa, d, "vkCmdResetQueryPool");
-  load_one(f.cmd_pipeline_barrier, gdpa, d, "vkCmdPipelineBarrier");
-  load_one(f.create_fence, gdpa, d, "vkCreateFence");
-  load_one(f.destroy_fence, gdpa, d, "vkDestroyFence");
-  load_one(f.wait_for_fences, gdpa, d, "vkWaitForFences");
-  load_one(f.reset_fences, gdpa, d, "vkResetFences");
-  load_one(f.create_query_pool, gdpa, d, "vkCreateQueryPool");
-  load_one(f.destroy_query_pool, gdpa, d, "vkDestroyQueryPool");
-  load_one(f.get_query_pool_results, gdpa, d, "vkGetQueryPoolResults");
-  load_one(f.create_buffer, gdpa, d, "vkCreateBuffer");
-  load_one(f.destroy_buffer, gdpa, d, "vkDestroyBuffer");
-  load_one(f.get_buffer_memory_requirements, gdpa, d, "vkGetBufferMemoryRequirements");
-  load_one(f.allocate_memory, gdpa, d, "vkAllocateMemory");
-  load_one(f.free_memory, gdpa, d, "vkFreeMemory");
-  load_one(f.bind_buffer_memory, gdpa, d, "vkBindBufferMemory");
-  load_one(f.map_memory, gdpa, d, "vkMapMemory");
-  load_one(f.queue_submit, gdpa, d, "vkQueueSubmit");
-  return f;
-}
 
 vulkan_frame_consumer::vulkan_frame_consumer(const vulkan::device_context& vk, const vulkan::chunked_buffer& slots,
                                              const sync::frame_timeline& timeline, std::uint64_t total,
                                              std::uint64_t warmup)
-    : vk_(&vk), slots_(&slots), timeline_(&timeline), fn_(vulkan_functions::load(vk)), total_(total), warmup_(warmup) {
+    : vk_(&vk), slots_(&slots), timeline_(&timeline), fn_(&vk.functions()), total_(total), warmup_(warmup) {
   if (!timeline.valid() || timeline.slots() == 0) throw bench_failure("Vulkan consumer: no frame timeline");
   if (slots.size() < static_cast<std::size_t>(timeline.slots()) * slot_bytes)
     throw bench_failure("Vulkan consumer: the slots buffer holds fewer than " + std::to_string(timeline.slots()) +
@@ -85,15 +46,15 @@ vulkan_frame_consumer::vulkan_frame_consumer(const vulkan::device_context& vk, c
     VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
     pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
     pci.queueFamilyIndex = queue.family;
-    check_vk(fn_.create_command_pool(d, &pci, nullptr, &pool_), "vkCreateCommandPool");
+    check_vk(fn_->vkCreateCommandPool(d, &pci, nullptr, &pool_), "vkCreateCommandPool");
     VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
     cai.commandPool = pool_;
     cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
     cai.commandBufferCount = ring;
-    check_vk(fn_.allocate_command_buffers(d, &cai, cbs_.data()), "vkAllocateCommandBuffers");
+    check_vk(fn_->vkAllocateCommandBuffers(d, &cai, cbs_.data()), "vkAllocateCommandBuffers");
     for (VkFence& f : fences_) {
       VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-      check_vk(fn_.create_fence(d, &fci, nullptr, &f), "vkCreateFence");
+      check_vk(fn_->vkCreateFence(d, &fci, nullptr, &f), "vkCreateFence");
     }
 
     // The history: host-visible, coherent, poisoned (0xFF: no entry holds a frame yet).
@@ -101,19 +62,19 @@ vulkan_frame_consumer::vulkan_frame_consumer(const vulkan::device_context& vk, c
     bci.size = total * sizeof(history_entry);
     bci.usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT;
     bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-    check_vk(fn_.create_buffer(d, &bci, nullptr, &history_), "vkCreateBuffer (history)");
+    check_vk(fn_->vkCreateBuffer(d, &bci, nullptr, &history_), "vkCreateBuffer (history)");
     VkMemoryRequirements req{};
-    fn_.get_buffer_memory_requirements(d, history_, &req);
+    fn_->vkGetBufferMemoryRequirements(d, history_, &req);
     const std::uint32_t type = value_or_fail(
         vk.find_memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT),
         "Vulkan consumer: a host-visible memory type for the history");
     VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
     mai.allocationSize = req.size;
     mai.memoryTypeIndex = type;
-    check_vk(fn_.allocate_memory(d, &mai, nullptr, &history_memory_), "vkAllocateMemory (history)");
-    check_vk(fn_.bind_buffer_memory(d, history_, history_memory_, 0), "vkBindBufferMemory (history)");
+    check_vk(fn_->vkAllocateMemory(d, &mai, nullptr, &history_memory_), "vkAllocateMemory (history)");
+    check_vk(fn_->vkBindBufferMemory(d, history_, history_memory_, 0), "vkBindBufferMemory (history)");
     void* mapped = nullptr;
-    check_vk(fn_.map_memory(d, history_memory_, 0, VK_WHOLE_SIZE, 0, &mapped), "vkMapMemory (history)");
+    check_vk(fn_->vkMapMemory(d, history_memory_, 0, VK_WHOLE_SIZE, 0, &mapped), "vkMapMemory (history)");
     history_mapped_ = static_cast<const std::byte*>(mapped);
     std::memset(mapped, 0xFF, static_cast<std::size_t>(bci.size));
 
@@ -131,17 +92,17 @@ vulkan_frame_consumer::vulkan_frame_consumer(const vulkan::device_context& vk, c
     VkCommandBuffer init = cbs_[0];
     VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-    check_vk(fn_.begin_command_buffer(init, &begin), "vkBeginCommandBuffer (init)");
+    check_vk(fn_->vkBeginCommandBuffer(init, &begin), "vkBeginCommandBuffer (init)");
     if (valid_bits > 0) {
       timestamp_period_ns_ = static_cast<double>(vk.properties().limits.timestampPeriod);
       timestamp_mask_ = valid_bits >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << valid_bits) - 1;
       VkQueryPoolCreateInfo qci{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
       qci.queryType = VK_QUERY_TYPE_TIMESTAMP;
       qci.queryCount = static_cast<std::uint32_t>(total);
-      check_vk(fn_.create_query_pool(d, &qci, nullptr, &queries_), "vkCreateQueryPool");
-      fn_.cmd_reset_query_pool(init, queries_, 0, static_cast<std::uint32_t>(total));
+      check_vk(fn_->vkCreateQueryPool(d, &qci, nullptr, &queries_), "vkCreateQueryPool");
+      fn_->vkCmdResetQueryPool(init, queries_, 0, static_cast<std::uint32_t>(total));
     }
-    check_vk(fn_.end_command_buffer(init), "vkEndCommandBuffer (init)");
+    check_vk(fn_->vkEndCommandBuffer(init), "vkEndCommandBuffer (init)");
     submit_once(init);
     told_.assign(total, 0);
     // Frames before this consumer's first are `consumed` already (the publisher counted them): their
@@ -150,12 +111,12 @@ vulkan_frame_consumer::vulkan_frame_consumer(const vulkan::device_context& vk, c
   } catch (...) {
     if (wait_all_quietly()) {
       // Nothing in flight: destroy what was made (the destructor does not run after a throwing constructor).
-      if (queries_ != VK_NULL_HANDLE) fn_.destroy_query_pool(d, queries_, nullptr);
-      if (history_ != VK_NULL_HANDLE) fn_.destroy_buffer(d, history_, nullptr);
-      if (history_memory_ != VK_NULL_HANDLE) fn_.free_memory(d, history_memory_, nullptr);
+      if (queries_ != VK_NULL_HANDLE) fn_->vkDestroyQueryPool(d, queries_, nullptr);
+      if (history_ != VK_NULL_HANDLE) fn_->vkDestroyBuffer(d, history_, nullptr);
+      if (history_memory_ != VK_NULL_HANDLE) fn_->vkFreeMemory(d, history_memory_, nullptr);
       for (VkFence f : fences_)
-        if (f != VK_NULL_HANDLE) fn_.destroy_fence(d, f, nullptr);
-      if (pool_ != VK_NULL_HANDLE) fn_.destroy_command_pool(d, pool_, nullptr);
+        if (f != VK_NULL_HANDLE) fn_->vkDestroyFence(d, f, nullptr);
+      if (pool_ != VK_NULL_HANDLE) fn_->vkDestroyCommandPool(d, pool_, nullptr);
     }
     throw;
   }
@@ -167,11 +128,11 @@ vulkan_frame_consumer::~vulkan_frame_consumer() {
     return;
   }
   const VkDevice d = vk_->device();
-  if (queries_ != VK_NULL_HANDLE) fn_.destroy_query_pool(d, queries_, nullptr);
-  fn_.destroy_buffer(d, history_, nullptr);
-  fn_.free_memory(d, history_memory_, nullptr);
-  for (VkFence f : fences_) fn_.destroy_fence(d, f, nullptr);
-  fn_.destroy_command_pool(d, pool_, nullptr);
+  if (queries_ != VK_NULL_HANDLE) fn_->vkDestroyQueryPool(d, queries_, nullptr);
+  fn_->vkDestroyBuffer(d, history_, nullptr);
+  fn_->vkFreeMemory(d, history_memory_, nullptr);
+  for (VkFence f : fences_) fn_->vkDestroyFence(d, f, nullptr);
+  fn_->vkDestroyCommandPool(d, pool_, nullptr);
 }
 
 bool vulkan_frame_consumer::wait_all_quietly() noexcept {
@@ -180,7 +141,7 @@ bool vulkan_frame_consumer::wait_all_quietly() noexcept {
     if (in_flight_[i]) pending.push_back(fences_[i]);
   if (pending.empty()) return true;
   // One bounded wait for all of them (5 s): a frame whose `produced` never comes never finishes.
-  if (fn_.wait_for_fences(vk_->device(), static_cast<std::uint32_t>(pending.size()), pending.data(), VK_TRUE,
+  if (fn_->vkWaitForFences(vk_->device(), static_cast<std::uint32_t>(pending.size()), pending.data(), VK_TRUE,
                           5'000'000'000ULL) != VK_SUCCESS)
     return false;
   in_flight_.fill(false);
@@ -189,20 +150,20 @@ bool vulkan_frame_consumer::wait_all_quietly() noexcept {
 
 void vulkan_frame_consumer::wait_fence(std::uint32_t index, const char* what) {
   if (!in_flight_[index]) return;
-  const VkResult rc = fn_.wait_for_fences(vk_->device(), 1, &fences_[index], VK_TRUE, wait_timeout_ns);
+  const VkResult rc = fn_->vkWaitForFences(vk_->device(), 1, &fences_[index], VK_TRUE, wait_timeout_ns);
   if (rc == VK_TIMEOUT)
     throw bench_failure(std::string("Vulkan consumer: ") + what + " did not finish within " +
                         std::to_string(wait_timeout.count()) + " s");
   check_vk(rc, std::string("vkWaitForFences (") + what + ")");
   in_flight_[index] = false;
-  check_vk(fn_.reset_fences(vk_->device(), 1, &fences_[index]), "vkResetFences");
+  check_vk(fn_->vkResetFences(vk_->device(), 1, &fences_[index]), "vkResetFences");
 }
 
 void vulkan_frame_consumer::submit_once(VkCommandBuffer cb) {
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   si.commandBufferCount = 1;
   si.pCommandBuffers = &cb;
-  check_vk(fn_.queue_submit(queue_, 1, &si, fences_[0]), "vkQueueSubmit (init)");
+  check_vk(fn_->vkQueueSubmit(queue_, 1, &si, fences_[0]), "vkQueueSubmit (init)");
   in_flight_[0] = true;
   wait_fence(0, "the initial submit");
 }
@@ -248,10 +209,10 @@ void vulkan_frame_consumer::consume(std::uint64_t m) {
   const auto index = static_cast<std::uint32_t>(m % ring);
   wait_fence(index, "the frame submitted ring frames earlier");
   const VkCommandBuffer cb = cbs_[index];
-  check_vk(fn_.reset_command_buffer(cb, 0), "vkResetCommandBuffer");
+  check_vk(fn_->vkResetCommandBuffer(cb, 0), "vkResetCommandBuffer");
   VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  check_vk(fn_.begin_command_buffer(cb, &begin), "vkBeginCommandBuffer");
+  check_vk(fn_->vkBeginCommandBuffer(cb, &begin), "vkBeginCommandBuffer");
 
   const std::size_t slot = static_cast<std::size_t>(timeline_->slot(m)) * slot_bytes;
   const std::size_t words = slot + slot_header_bytes;
@@ -270,16 +231,16 @@ void vulkan_frame_consumer::consume(std::uint64_t m) {
     VkBuffer from = VK_NULL_HANDLE;
     VkBufferCopy c = source(p.from, p.size, from);
     c.dstOffset = entry + p.to;
-    fn_.cmd_copy_buffer(cb, from, history_, 1, &c);
+    fn_->vkCmdCopyBuffer(cb, from, history_, 1, &c);
   }
   if (queries_ != VK_NULL_HANDLE)
-    fn_.cmd_write_timestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, static_cast<std::uint32_t>(m));
+    fn_->vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, static_cast<std::uint32_t>(m));
   VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   to_host.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
   to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-  fn_.cmd_pipeline_barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0, nullptr,
+  fn_->vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0, nullptr,
                            0, nullptr);
-  check_vk(fn_.end_command_buffer(cb), "vkEndCommandBuffer");
+  check_vk(fn_->vkEndCommandBuffer(cb), "vkEndCommandBuffer");
 
   ok_or_fail(timeline_->submit(queue_, std::span<const VkCommandBuffer>(&cb, 1), m, VK_PIPELINE_STAGE_TRANSFER_BIT,
                                fences_[index]),
@@ -298,7 +259,7 @@ consumer_result vulkan_frame_consumer::finish() {
     const auto first = static_cast<std::uint32_t>(r.first_frame);
     const auto count = static_cast<std::uint32_t>(r.last_frame - r.first_frame + 1);
     std::vector<std::uint64_t> values(2 * static_cast<std::size_t>(count));  // {timestamp, availability}
-    const VkResult rc = fn_.get_query_pool_results(
+    const VkResult rc = fn_->vkGetQueryPoolResults(
         vk_->device(), queries_, first, count, values.size() * sizeof(std::uint64_t), values.data(),
         2 * sizeof(std::uint64_t), VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
     if (rc != VK_SUCCESS && rc != VK_NOT_READY) check_vk(rc, "vkGetQueryPoolResults");

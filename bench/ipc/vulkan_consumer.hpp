@@ -20,39 +20,6 @@
 
 namespace membridge::bench::ipc_bench {
 
-/// The Vulkan device functions the consumer calls, loaded through the context's loader entry point
-/// (vkGetInstanceProcAddr -> vkGetDeviceProcAddr); the benchmark has no Vulkan prototypes.
-struct vulkan_functions {
-  PFN_vkCreateCommandPool create_command_pool = nullptr;
-  PFN_vkDestroyCommandPool destroy_command_pool = nullptr;
-  PFN_vkAllocateCommandBuffers allocate_command_buffers = nullptr;
-  PFN_vkBeginCommandBuffer begin_command_buffer = nullptr;
-  PFN_vkEndCommandBuffer end_command_buffer = nullptr;
-  PFN_vkResetCommandBuffer reset_command_buffer = nullptr;
-  PFN_vkCmdCopyBuffer cmd_copy_buffer = nullptr;
-  PFN_vkCmdWriteTimestamp cmd_write_timestamp = nullptr;
-  PFN_vkCmdResetQueryPool cmd_reset_query_pool = nullptr;
-  PFN_vkCmdPipelineBarrier cmd_pipeline_barrier = nullptr;
-  PFN_vkCreateFence create_fence = nullptr;
-  PFN_vkDestroyFence destroy_fence = nullptr;
-  PFN_vkWaitForFences wait_for_fences = nullptr;
-  PFN_vkResetFences reset_fences = nullptr;
-  PFN_vkCreateQueryPool create_query_pool = nullptr;
-  PFN_vkDestroyQueryPool destroy_query_pool = nullptr;
-  PFN_vkGetQueryPoolResults get_query_pool_results = nullptr;
-  PFN_vkCreateBuffer create_buffer = nullptr;
-  PFN_vkDestroyBuffer destroy_buffer = nullptr;
-  PFN_vkGetBufferMemoryRequirements get_buffer_memory_requirements = nullptr;
-  PFN_vkAllocateMemory allocate_memory = nullptr;
-  PFN_vkFreeMemory free_memory = nullptr;
-  PFN_vkBindBufferMemory bind_buffer_memory = nullptr;
-  PFN_vkMapMemory map_memory = nullptr;
-  PFN_vkQueueSubmit queue_submit = nullptr;
-
-  /// Loads every function for `vk`'s device; throws bench_failure naming one that is missing.
-  [[nodiscard]] static vulkan_functions load(const vulkan::device_context& vk);
-};
-
 /// Per frame m, one command buffer on the context's graphics queue, submitted with
 /// frame_timeline::submit (waits produced >= m + 1 at the transfer stage, signals consumed = m + 1):
 /// vkCmdCopyBuffer of slot m % slots' header {frame, producer's %globaltimer stamp} and of its
@@ -98,7 +65,7 @@ class vulkan_frame_consumer {
   const vulkan::device_context* vk_ = nullptr;
   const vulkan::chunked_buffer* slots_ = nullptr;
   const sync::frame_timeline* timeline_ = nullptr;
-  vulkan_functions fn_{};
+  const VolkDeviceTable* fn_ = nullptr;  // the context's device functions
   VkQueue queue_ = VK_NULL_HANDLE;
   VkCommandPool pool_ = VK_NULL_HANDLE;
   std::array<VkCommandBuffer, ring> cbs_{};

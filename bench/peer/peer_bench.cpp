@@ -106,9 +106,7 @@ peer::run_config config_of(const options& o) {
 
 /// Prints `j` as the last line (and to --json).
 void emit_json(const bench::json& j, const options& o) {
-  const std::string line = j.dump(-1, ' ', false, bench::json::error_handler_t::replace);
-  std::cout << line << std::endl;
-  if (!o.json_path.empty()) bench::write_json_file(o.json_path, line);
+  bench::emit_json_line(j, o.json_path);
 }
 
 /// MEMBRIDGE_REQUIRE_GPUS as the gpu tests read it (1 when unset).

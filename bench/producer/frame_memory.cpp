@@ -3,10 +3,33 @@
 
 #include "cuda_support.hpp"
 
+#include <membridge/sync/same_gpu.hpp>
+
 #include <algorithm>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace membridge::bench::producer_bench {
+
+frame_devices open_frame_devices(int ordinal) {
+  open_runtime_device(ordinal);
+  auto opened = cuda::device::open(ordinal);
+  if (!opened) throw device_unavailable(opened.error().message());
+  cuda::device cu = std::move(opened).value();
+  auto made = sync::create_vulkan_context_for(cu);
+  if (!made)
+    throw device_unavailable("no Vulkan device on CUDA device " + std::to_string(ordinal) +
+                             " (the frame timeline's semaphores are Vulkan's): " + made.error().message());
+  frame_devices out{std::move(cu), std::move(made).value()};
+  check_cuda(cudaDriverGetVersion(&out.driver_version), "cudaDriverGetVersion");
+  check_cuda(cudaRuntimeGetVersion(&out.runtime_version), "cudaRuntimeGetVersion");
+  return out;
+}
+
+json devices_json(const frame_devices& d) {
+  return {{"device", d.cu.name()}, {"device_uuid", d.cu.uuid().to_string()}, {"vulkan_device", d.vk.name()}};
+}
 
 frame_memory::frame_memory(std::uint64_t log_frames, std::uint32_t slots, std::uint32_t slot_words, std::uint32_t k)
     : k_(k), log_frames_(log_frames), slot_words_(slot_words), slot_count_(slots) {

@@ -1,11 +1,17 @@
 // bench/producer/frame_memory.hpp: what the producer and consumers benchmarks share around their
 // frame step kernel (producer_kernels.cuh): the device memory of one lane (frame counter, overflow
-// count, seed, the ring of slots and the stamp log) with its reset and its data check, and the
-// counters a producer thread and a consumer thread hand each other.
+// count, seed, the ring of slots and the stamp log) with its reset and its data check, the
+// counters a producer thread and a consumer thread hand each other, and the block both run with them.
 #pragma once
 
 #include "cuda_support.hpp"
 #include "producer_kernels.cuh"
+
+#include "stats.hpp"
+
+#include <membridge/cuda/device.hpp>
+#include <membridge/sync/frame_timeline.hpp>
+#include <membridge/vulkan/device_context.hpp>
 
 #include <cuda_runtime.h>
 
@@ -13,6 +19,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <string>
 #include <thread>
 
@@ -20,6 +27,25 @@ namespace membridge::bench::producer_bench {
 
 /// How long a thread waits for the other (handoff::wait_for) or for a semaphore.
 inline constexpr auto wait_limit = std::chrono::seconds(10);
+
+/// The GPU a frame benchmark runs on: CUDA device `ordinal` and a Vulkan context on the same GPU (the
+/// frame timeline's semaphores are Vulkan's). Declared in that order, so the context goes first.
+struct frame_devices {
+  cuda::device cu;           ///< The CUDA device (the runtime's current device too).
+  vulkan::device_context vk; ///< A Vulkan context on the same GPU (sync::create_vulkan_context_for).
+  int driver_version = 0;    ///< cudaDriverGetVersion.
+  int runtime_version = 0;   ///< cudaRuntimeGetVersion.
+};
+
+/// Makes `ordinal` the runtime's device (open_runtime_device), opens it and a Vulkan context on the
+/// same GPU, and reads the CUDA driver's and runtime's versions. Throws device_unavailable with the
+/// reason when a device is missing, bench_failure when a version cannot be read.
+/// Ownership: the caller owns both.
+[[nodiscard]] frame_devices open_frame_devices(int ordinal);
+
+/// {"device", "device_uuid", "vulkan_device"}: the keys every frame benchmark's JSON line names its
+/// GPU with, in that order (append them with json::update).
+[[nodiscard]] json devices_json(const frame_devices& d);
 
 /// Device memory of one lane: the frame counter, the seed, an overflow count, the ring and the log
 /// (`log_frames` frames of `k` stamps). Move-only in spirit: neither copied nor moved.
@@ -36,17 +62,15 @@ class frame_memory {
   /// Step `step`'s arguments for a frame in `slot`. Inline: the benchmarks call it inside their
   /// timed region, as they did when each had its own copy.
   [[nodiscard]] step_args args(std::uint32_t slot, std::uint32_t step) const {
-    step_args a;
-    a.frame_counter = counter_;
-    a.slot = slots_ + std::size_t{slot} * slot_words_;
-    a.slot_words = slot_words_;
-    a.log = log_;
-    a.log_frames = log_frames_;
-    a.overflows = overflows_;
-    a.step = step;
-    a.steps = k_;
-    a.seed = seed_;
-    return a;
+    return {.frame_counter = counter_,
+            .slot = slots_ + std::size_t{slot} * slot_words_,
+            .slot_words = slot_words_,
+            .log = log_,
+            .log_frames = log_frames_,
+            .overflows = overflows_,
+            .step = step,
+            .steps = k_,
+            .seed = seed_};
   }
 
   /// Before a block: counter and overflows 0, the log and the slots cleared, a fresh seed; waits.
@@ -90,5 +114,69 @@ struct handoff {
     }
   }
 };
+
+/// One block of frames as both benchmarks pace it: absolute frames first .. first + total - 1, the
+/// first `warmup` of them untimed, `slots` frames in flight.
+struct paced_block {
+  std::uint64_t first = 0;             ///< The block's first absolute frame.
+  std::uint64_t total = 0;             ///< Frames in the block (warm-up included).
+  std::uint64_t warmup = 0;            ///< Untimed frames at its start.
+  std::uint32_t slots = 1;             ///< Ring slots (frames in flight).
+  const char* consumer_wait = nullptr; ///< What the producer waits for, e.g. "waiting for the consumer to submit a frame".
+};
+
+/// Runs block `b` on two threads. A consumer thread, per frame n: waits until the producer enqueued
+/// it, then (as a renderer reusing its frame resources) until frame n - slots was consumed, then
+/// calls submit(n). This thread, per frame n: waits until the consumer submitted frame n - slots,
+/// records `ev0` on `stream` before the first timed frame, calls produce(n) between two steady_clock
+/// readings and, for a timed frame, timed(microseconds); `ev1` is recorded after the last frame.
+/// After a failure on either thread, unblock() runs (so no stream or queue waits forever) and the
+/// failure is rethrown. Inline: produce() is the benchmarks' timed region, as in their own loops.
+template <class Submit, class Produce, class Timed, class Unblock>
+void run_paced_block(const paced_block& b, const sync::frame_timeline& timeline, cudaStream_t stream, cudaEvent_t ev0,
+                     cudaEvent_t ev1, Submit&& submit, Produce&& produce, Timed&& timed, Unblock&& unblock) {
+  handoff h;
+  std::exception_ptr consumer_error;
+  std::thread consumer([&] {
+    try {
+      for (std::uint64_t i = 0; i < b.total; ++i) {
+        handoff::wait_for(h.enqueued, i + 1, h.failed, "waiting for the producer to enqueue a frame");
+        // A renderer waits for the frame `slots` back before reusing its frame resources.
+        if (b.first + i >= b.slots)
+          ok_or_fail(timeline.wait_consumed(b.first + i - b.slots, wait_limit), "frame_timeline::wait_consumed");
+        submit(b.first + i);
+        h.submitted.store(i + 1, std::memory_order_release);
+      }
+    } catch (...) {
+      consumer_error = std::current_exception();
+      h.failed.store(true, std::memory_order_release);
+    }
+  });
+  try {
+    for (std::uint64_t i = 0; i < b.total; ++i) {
+      const std::uint64_t n = b.first + i;
+      // The slot is free on the GPU once frame n - slots was consumed: wait on the host only until
+      // that frame's consumer submit exists (never for the GPU), as the GL benchmark's producer.
+      if (i >= b.slots) handoff::wait_for(h.submitted, i - b.slots + 1, h.failed, b.consumer_wait);
+      if (i == b.warmup) check_cuda(cudaEventRecord(ev0, stream), "cudaEventRecord");
+      const auto t0 = std::chrono::steady_clock::now();
+      produce(n);
+      const auto t1 = std::chrono::steady_clock::now();
+      if (i >= b.warmup) timed(std::chrono::duration<double, std::micro>(t1 - t0).count());
+      h.enqueued.store(i + 1, std::memory_order_release);
+    }
+    check_cuda(cudaEventRecord(ev1, stream), "cudaEventRecord");
+  } catch (...) {
+    h.failed.store(true, std::memory_order_release);
+    consumer.join();
+    unblock();
+    throw;
+  }
+  consumer.join();
+  if (consumer_error) {
+    unblock();
+    std::rethrow_exception(consumer_error);
+  }
+}
 
 }  // namespace membridge::bench::producer_bench

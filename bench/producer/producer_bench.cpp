@@ -4,6 +4,7 @@
 // See bench/README.md (membridge_bench_producer).
 #include "frame_memory.hpp"
 #include "launch_floor.hpp"
+#include "frame_options.hpp"
 #include "producer_kernels.cuh"
 
 #include "cli.hpp"
@@ -18,16 +19,13 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
-#include <exception>
 #include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -37,26 +35,14 @@ namespace {
 
 using steady = std::chrono::steady_clock;
 
-struct config {
-  std::uint64_t frames = 500;   // timed frames per block
-  std::uint64_t warmup = 50;    // frames before them in every block
-  int blocks = 4;               // blocks per path and k
-  std::uint32_t slots = 3;      // ring slots (frames in flight)
-  std::uint32_t slot_words = 4096;
-  std::vector<std::uint32_t> ks{1, 4};
-  int device = 0;
-  bool quick = false;
-  std::string json_path;
+struct config : frame_options {
+  std::vector<std::uint32_t> ks{1, 4};  // frame steps per frame, one lane each
 };
 
 enum class path : std::uint8_t { stream = 0, graph = 1 };
 const char* path_name(path p) { return p == path::stream ? "stream calls" : "producer_graph"; }
 
-template <class T>
-T value_or_fail(result<T>&& r, const std::string& doing) {
-  if (!r) throw bench_failure(doing + ": " + r.error().message());
-  return std::move(r).value();
-}
+// Inline here, as it always was (bench::ok_or_fail is out of line): the timed loop calls it.
 void ok_or_fail(const result<void>& r, const char* doing) {
   if (!r) throw bench_failure(std::string(doing) + ": " + r.error().message());
 }
@@ -113,66 +99,34 @@ class bench_run {
     mem.reset(seed, stream_.get());
     const std::uint64_t total = c_.warmup + c_.frames;
     const std::uint64_t first = next_frame_;
-    handoff h;
     block_result out;
     sync::producer_graph::launch_timing timing;
     out.host_us.reserve(c_.frames);
-    std::thread consumer([&] {
-      try {
-        for (std::uint64_t i = 0; i < total; ++i) {
-          handoff::wait_for(h.enqueued, i + 1, h.failed, "waiting for the producer to enqueue a frame");
-          // A renderer waits for the frame `slots` back before reusing its frame resources.
-          if (first + i >= c_.slots)
-            ok_or_fail(timeline_.wait_consumed(first + i - c_.slots, wait_limit), "frame_timeline::wait_consumed");
-          ok_or_fail(timeline_.submit(queue_, {}, first + i, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT),
-                     "frame_timeline::submit");
-          h.submitted.store(i + 1, std::memory_order_release);
-        }
-      } catch (...) {
-        consumer_error_ = std::current_exception();
-        h.failed.store(true, std::memory_order_release);
-      }
-    });
-    try {
-      for (std::uint64_t i = 0; i < total; ++i) {
-        const std::uint64_t n = first + i;
-        // The slot is free on the GPU once frame n - slots was consumed: wait on the host only until
-        // that frame's consumer submit exists (never for the GPU), as the GL benchmark's producer.
-        if (i >= c_.slots)
-          handoff::wait_for(h.submitted, i - c_.slots + 1, h.failed, "waiting for the consumer to submit a frame");
-        if (i == c_.warmup) check_cuda(cudaEventRecord(ev0_, stream_.get()), "cudaEventRecord");
-        const auto t0 = steady::now();
-        if (p == path::stream) {
-          ok_or_fail(timeline_.cuda_acquire(stream_.get(), n), "frame_timeline::cuda_acquire");
-          for (std::uint32_t j = 0; j < k; ++j)
-            check_cuda(launch_frame_step(mem.args(timeline_.slot(n), j), stream_.get()), "launch_frame_step");
-          ok_or_fail(timeline_.cuda_release(stream_.get(), n), "frame_timeline::cuda_release");
-        } else {
-          ok_or_fail(graph.launch(stream_.get(), n, &timing), "producer_graph::launch");
-        }
-        const auto t1 = steady::now();
-        if (i >= c_.warmup) {
-          out.host_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+    run_paced_block(
+        {first, total, c_.warmup, c_.slots, "waiting for the consumer to submit a frame"}, timeline_, stream_.get(), ev0_,
+        ev1_,
+        [&](std::uint64_t n) {
+          ok_or_fail(timeline_.submit(queue_, {}, n, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT), "frame_timeline::submit");
+        },
+        [&](std::uint64_t n) {
+          if (p == path::stream) {
+            ok_or_fail(timeline_.cuda_acquire(stream_.get(), n), "frame_timeline::cuda_acquire");
+            for (std::uint32_t j = 0; j < k; ++j)
+              check_cuda(launch_frame_step(mem.args(timeline_.slot(n), j), stream_.get()), "launch_frame_step");
+            ok_or_fail(timeline_.cuda_release(stream_.get(), n), "frame_timeline::cuda_release");
+          } else {
+            ok_or_fail(graph.launch(stream_.get(), n, &timing), "producer_graph::launch");
+          }
+        },
+        [&](double host_us) {
+          out.host_us.push_back(host_us);
           if (p == path::graph) {
             const std::chrono::nanoseconds parts[3] = {timing.wait_update, timing.signal_update, timing.launch};
             for (int q = 0; q < 3; ++q)
               out.parts_us[q].push_back(std::chrono::duration<double, std::micro>(parts[q]).count());
           }
-        }
-        h.enqueued.store(i + 1, std::memory_order_release);
-      }
-      check_cuda(cudaEventRecord(ev1_, stream_.get()), "cudaEventRecord");
-    } catch (...) {
-      h.failed.store(true, std::memory_order_release);
-      consumer.join();
-      unblock();
-      throw;
-    }
-    consumer.join();
-    if (consumer_error_) {
-      unblock();
-      std::rethrow_exception(consumer_error_);
-    }
+        },
+        [this] { unblock(); });
     next_frame_ = first + total;
     ok_or_fail(timeline_.wait_consumed(next_frame_ - 1, wait_limit), "frame_timeline::wait_consumed (end of block)");
     check_cuda(cudaStreamSynchronize(stream_.get()), "cudaStreamSynchronize (end of block)");
@@ -208,7 +162,6 @@ class bench_run {
   cudaEvent_t ev0_ = nullptr;
   cudaEvent_t ev1_ = nullptr;
   std::uint64_t next_frame_ = 0;
-  std::exception_ptr consumer_error_;
 };
 
 double p99(const std::vector<double>& v) { return percentile(v, 0.99); }
@@ -243,19 +196,8 @@ std::vector<double> paired_ratio(const lane& l, bool gpu) {
 }
 
 int run(const config& c) {
-  open_runtime_device(c.device);
-  auto opened = cuda::device::open(c.device);
-  if (!opened) throw device_unavailable(opened.error().message());
-  const cuda::device cu = std::move(opened).value();
-  auto made = sync::create_vulkan_context_for(cu);
-  if (!made)
-    throw device_unavailable("no Vulkan device on CUDA device " + std::to_string(c.device) +
-                             " (the frame timeline's semaphores are Vulkan's): " + made.error().message());
-  const vulkan::device_context vk = std::move(made).value();
-  int driver_version = 0;
-  int runtime_version = 0;
-  check_cuda(cudaDriverGetVersion(&driver_version), "cudaDriverGetVersion");
-  check_cuda(cudaRuntimeGetVersion(&runtime_version), "cudaRuntimeGetVersion");
+  const frame_devices devices = open_frame_devices(c.device);
+  const auto& [cu, vk, driver_version, runtime_version] = devices;
 
   std::vector<lane> lanes;
   {
@@ -363,27 +305,18 @@ int run(const config& c) {
     gj[g.key] = {{"comparison", "<="}, {"target", g.target}, {"measured", rounded(g.measured, 4)}, {"met", met}};
     all = all && met;
   }
-  json j = {{"bench", "producer"},
-            {"device", cu.name()},
-            {"device_uuid", cu.uuid().to_string()},
-            {"vulkan_device", vk.name()},
-            {"driver_version", driver_version},
-            {"runtime_version", runtime_version},
-            {"config",
-             {{"frames", c.frames}, {"warmup", c.warmup}, {"blocks", c.blocks}, {"slots", c.slots},
-              {"slot_words", c.slot_words}, {"quick", c.quick}}},
-            {"lanes", lanes_json},
-            {"launch_floor", floor_json},
-            {"goals", gj},
-            {"all_goals_met", all},
-            {"data_checked", true}};
-  const std::string line = j.dump(-1, ' ', false, json::error_handler_t::replace);
-  std::cout << line << std::endl;
-  if (!c.json_path.empty()) {
-    std::ofstream file(c.json_path, std::ios::out | std::ios::trunc);
-    file << line << '\n';
-    if (!file.flush()) throw bench_failure("cannot write the JSON line to " + c.json_path);
-  }
+  json config_json = frame_options_json(c);
+  config_json["quick"] = c.quick;
+  json j = {{"bench", "producer"}};
+  j.update(devices_json(devices));
+  j.update(json{{"driver_version", driver_version},
+                {"runtime_version", runtime_version},
+                {"config", config_json},
+                {"lanes", lanes_json},
+                {"goals", gj},
+                {"all_goals_met", all},
+                {"data_checked", true}});
+  emit_json_line(j, c.json_path);
   return exit_ok;
 }
 
@@ -392,21 +325,8 @@ int run(const config& c) {
 }  // namespace membridge::bench::producer_bench
 
 int main(int argc, char** argv) {
-  using namespace membridge::bench;
-  producer_bench::config c;
-  CLI::App app{"membridge_bench_producer: producer-thread host time per frame, stream calls vs producer_graph"};
-  app.add_option("--frames", c.frames, "timed frames per block")->check(CLI::Range(10, 100000))->capture_default_str();
-  app.add_option("--warmup", c.warmup, "warm-up frames per block")->check(CLI::Range(5, 100000))->capture_default_str();
-  app.add_option("--blocks", c.blocks, "interleaved blocks per path and k")->check(CLI::Range(1, 100))->capture_default_str();
-  app.add_option("--slots", c.slots, "ring slots (frames in flight)")->check(CLI::Range(1, 8))->capture_default_str();
-  app.add_flag("--quick", c.quick, "a smoke run: 2 blocks of 100 frames after 20 warm-up");
-  add_json_option(app, c.json_path);
-  add_device_option(app, c.device);
-  if (const auto stop = parse_command_line(app, argc, argv)) return *stop;
-  if (c.quick) {
-    c.frames = 100;
-    c.warmup = 20;
-    c.blocks = 2;
-  }
-  return run_main("membridge_bench_producer", [&c] { return producer_bench::run(c); });
+  using namespace membridge::bench::producer_bench;
+  return frame_bench_main<config>(argc, argv, "membridge_bench_producer",
+                                  "producer-thread host time per frame, stream calls vs producer_graph",
+                                  "interleaved blocks per path and k", [](CLI::App&, config&) {}, run);
 }

@@ -3,7 +3,9 @@
 // publish_frame, on a non-blocking stream, no subscriber (the producer runs free). The reference for
 // python/bench/publish_host.py, which runs the same loop from Python and reports the ratio. Every
 // slot's bytes are checked after each block. See docs/python.md (Benchmark).
+#include "cli.hpp"
 #include "cuda_support.hpp"
+#include "frame_memory.hpp"
 #include "stats.hpp"
 #include "temp_dir.hpp"
 
@@ -26,6 +28,8 @@ namespace membridge::bench::publish_host {
 
 namespace {
 
+using producer_bench::frame_devices;
+using producer_bench::open_frame_devices;
 using steady = std::chrono::steady_clock;
 
 struct config {
@@ -39,11 +43,7 @@ struct config {
   std::string json_path;
 };
 
-template <class T>
-T value_or_fail(result<T>&& r, const std::string& doing) {
-  if (!r) throw bench_failure(doing + ": " + r.error().message());
-  return std::move(r).value();
-}
+// Inline here, as it always was (bench::ok_or_fail is out of line): the timed loop calls it.
 void ok_or_fail(const result<void>& r, const char* doing) {
   if (!r) throw bench_failure(std::string(doing) + ": " + r.error().message());
 }
@@ -69,15 +69,9 @@ void verify(const cuda::growable_buffer& buffer, const config& c, std::uint64_t 
 }
 
 int run(const config& c) {
-  open_runtime_device(c.device);
-  auto opened = cuda::device::open(c.device);
-  if (!opened) throw device_unavailable(opened.error().message());
-  const cuda::device cu = std::move(opened).value();
-  auto made = sync::create_vulkan_context_for(cu);
-  if (!made)
-    throw device_unavailable("no Vulkan device on CUDA device " + std::to_string(c.device) +
-                             " (the frame timeline's semaphores are Vulkan's): " + made.error().message());
-  const vulkan::device_context vk = std::move(made).value();
+  const frame_devices devices = open_frame_devices(c.device);
+  const cuda::device& cu = devices.cu;
+  const vulkan::device_context& vk = devices.vk;
 
   const std::size_t bytes = std::size_t{c.slots} * c.slot_bytes;
   auto buffer = value_or_fail(cuda::growable_buffer::create(cu, {.size = bytes, .max_size = 4 * bytes}),
@@ -127,25 +121,16 @@ int run(const config& c) {
                 {"max", align::right}});
   t.add_row({"C++", fixed(s.median, 3), fixed(s.p10, 3), fixed(s.p90, 3), fixed(s.max, 1)});
   t.print(std::cout);
-  json j = {{"bench", "publish_host"},
-            {"path", "cpp"},
-            {"device", cu.name()},
-            {"device_uuid", cu.uuid().to_string()},
-            {"vulkan_device", vk.name()},
-            {"config",
-             {{"frames", c.frames}, {"warmup", c.warmup}, {"blocks", c.blocks}, {"slots", c.slots},
-              {"slot_bytes", c.slot_bytes}, {"quick", c.quick}}},
-            {"host_us", to_json(s, 3)},
-            {"block_medians_us", block_medians},
-            {"goals", json::object()},  // the goal (python_publish_host_time_ratio) is python/bench/publish_host.py's
-            {"data_checked", true}};
-  const std::string line = j.dump(-1, ' ', false, json::error_handler_t::replace);
-  std::cout << line << std::endl;
-  if (!c.json_path.empty()) {
-    std::ofstream file(c.json_path, std::ios::out | std::ios::trunc);
-    file << line << '\n';
-    if (!file.flush()) throw bench_failure("cannot write the JSON line to " + c.json_path);
-  }
+  json j = {{"bench", "publish_host"}, {"path", "cpp"}};
+  j.update(devices_json(devices));
+  j.update(json{{"config",
+                 {{"frames", c.frames}, {"warmup", c.warmup}, {"blocks", c.blocks}, {"slots", c.slots},
+                  {"slot_bytes", c.slot_bytes}, {"quick", c.quick}}},
+                {"host_us", to_json(s, 3)},
+                {"block_medians_us", block_medians},
+                {"goals", json::object()},  // the goal (python_publish_host_time_ratio) is python/bench/publish_host.py's
+                {"data_checked", true}});
+  emit_json_line(j, c.json_path);
   return exit_ok;
 }
 
@@ -163,13 +148,9 @@ int main(int argc, char** argv) {
   app.add_option("--slots", c.slots, "ring slots")->check(CLI::Range(1, 8))->capture_default_str();
   app.add_option("--slot-bytes", c.slot_bytes, "bytes each frame writes")->check(CLI::Range(1, 1 << 30))->capture_default_str();
   app.add_flag("--quick", c.quick, "a smoke run: 2 blocks of 200 frames after 20 warm-up");
-  app.add_option("--json", c.json_path, "also write the JSON line to FILE")->type_name("FILE");
-  app.add_option("--device", c.device, "CUDA device ordinal")->check(CLI::NonNegativeNumber)->capture_default_str();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? exit_ok : exit_usage;
-  }
+  add_json_option(app, c.json_path);
+  add_device_option(app, c.device);
+  if (const auto stop = parse_command_line(app, argc, argv)) return *stop;
   if (c.quick) {
     c.frames = 200;
     c.warmup = 20;

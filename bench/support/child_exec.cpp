@@ -1,10 +1,11 @@
-// bench/support/child_exec.cpp: spawn_self and reap_child (child_exec.hpp).
+// bench/support/child_exec.cpp: spawn_self, receive_from_other and reap_child (child_exec.hpp).
 #include "child_exec.hpp"
 
 #include "cuda_support.hpp"
 
 #include <fcntl.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -35,6 +36,19 @@ pid_t spawn_self(std::vector<std::string> args, const os::unique_fd& child_end, 
     ::_exit(92);
   }
   return pid;
+}
+
+std::vector<std::byte> receive_from_other(int fd, std::size_t max, std::size_t min) {
+  std::vector<std::byte> bytes(max + 1);  // one spare byte detects an oversized message
+  ssize_t got = -1;
+  do {
+    got = ::recv(fd, bytes.data(), bytes.size(), 0);
+  } while (got < 0 && errno == EINTR);
+  if (got < 0) throw bench_failure(std::string("recv from the other process: ") + std::strerror(errno));
+  if (got == 0) throw bench_failure("the other process went away (its socket closed)");
+  if (static_cast<std::size_t>(got) < min) throw bench_failure("a short message from the other process");
+  bytes.resize(static_cast<std::size_t>(got));
+  return bytes;
 }
 
 int reap_child(pid_t pid, std::chrono::milliseconds timeout, signal_status on_signal) {

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -19,6 +20,11 @@ namespace membridge::bench {
 /// place the fd, 92 when exec fails, 93 when its parent already died.
 /// Ownership: `child_end` stays the caller's (the child gets its own copy); close it after the call.
 [[nodiscard]] pid_t spawn_self(std::vector<std::string> args, const os::unique_fd& child_end, int child_fd);
+
+/// Receives one message of at most `max` bytes from the other process on `fd` (retrying on EINTR) into
+/// a buffer with one byte to spare, so a larger message shows up as longer than `max`. Throws
+/// bench_failure when recv fails, the socket closed, or the message is shorter than `min` bytes.
+[[nodiscard]] std::vector<std::byte> receive_from_other(int fd, std::size_t max, std::size_t min);
 
 /// How reap_child reports a child that ended on a signal.
 enum class signal_status : std::uint8_t {

@@ -78,6 +78,12 @@ void write_json_file(const std::string& path, const std::string& line) {
   if (!file) throw bench_failure("cannot write the JSON line to " + path);
 }
 
+void emit_json_line(const json& j, const std::string& path) {
+  const std::string line = j.dump(-1, ' ', false, json::error_handler_t::replace);
+  std::cout << line << std::endl;
+  if (!path.empty()) write_json_file(path, line);
+}
+
 int run_main(std::string_view program, const std::function<int()>& body) {
   try {
     return body();

@@ -3,6 +3,8 @@
 // for the CUDA runtime, and main()'s mapping of those failures to messages and exit codes.
 #pragma once
 
+#include "stats.hpp"
+
 #include <membridge/core/result.hpp>
 
 #include <cuda_runtime.h>
@@ -123,6 +125,10 @@ void open_runtime_device(int ordinal);
 
 /// Writes `line` and a newline to the file at `path` (replacing it); throws bench_failure if it cannot.
 void write_json_file(const std::string& path, const std::string& line);
+
+/// Prints `j` as one line (the benchmark's last line) and, when `path` is not empty, writes it to
+/// that file too (write_json_file).
+void emit_json_line(const json& j, const std::string& path);
 
 // ---------------------------------------------------------------------------------------- main ---
 

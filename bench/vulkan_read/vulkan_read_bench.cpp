@@ -275,14 +275,7 @@ int run(const options& opts) {
   }
 
   const bench::json j = vr::report(std::cout, info, s);
-  const std::string line = j.dump(-1, ' ', false, bench::json::error_handler_t::replace);
-  std::cout << line << std::endl;
-  if (!opts.json_path.empty()) {
-    std::ofstream file(opts.json_path, std::ios::out | std::ios::trunc);
-    file << line << '\n';
-    file.flush();
-    if (!file) throw bench_failure("cannot write the JSON line to " + opts.json_path);
-  }
+  bench::emit_json_line(j, opts.json_path);
   return bench::exit_ok;
 }
 

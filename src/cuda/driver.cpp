@@ -3,54 +3,11 @@
 #include "detail/platform.hpp"
 
 #include <string>
-#include <type_traits>
 #include <utility>
-
-// Every member of driver_api, in declaration order, with the ABI version its type names: X(name,
-// version) loads `name` through cuGetProcAddress at exactly that version. cuda.h's version macros
-// rename some members (cuMemGetInfo -> cuMemGetInfo_v2) consistently here and in the struct, while
-// #name stays the symbol to look up.
-#define MEMBRIDGE_CUDA_DRIVER_ENTRIES(X)                                                              \
-  X(cuInit, 2000) X(cuDriverGetVersion, 2020) X(cuGetErrorName, 6000) X(cuGetErrorString, 6000)       \
-  X(cuDeviceGetCount, 2000) X(cuDeviceGet, 2000) X(cuDeviceGetName, 2000) X(cuDeviceGetUuid, 11040)   \
-  X(cuDeviceGetAttribute, 2000) X(cuDeviceTotalMem, 3020) X(cuDeviceGetPCIBusId, 4010)                \
-  X(cuDevicePrimaryCtxRetain, 7000) X(cuDevicePrimaryCtxRelease, 11000) X(cuCtxGetCurrent, 4000)      \
-  X(cuCtxPushCurrent, 4000) X(cuCtxPopCurrent, 4000) X(cuCtxSynchronize, 2000) X(cuMemGetInfo, 3020)  \
-  X(cuMemGetAllocationGranularity, 10020) X(cuMemCreate, 10020) X(cuMemRelease, 10020)                \
-  X(cuMemAddressReserve, 10020) X(cuMemAddressFree, 10020) X(cuMemMap, 10020) X(cuMemUnmap, 10020)    \
-  X(cuMemSetAccess, 10020) X(cuMemExportToShareableHandle, 10020) X(cuMemImportFromShareableHandle, 10020) \
-  X(cuImportExternalSemaphore, 10000) X(cuDestroyExternalSemaphore, 10000)                              \
-  X(cuSignalExternalSemaphoresAsync, 10000) X(cuWaitExternalSemaphoresAsync, 10000)                    \
-  X(cuStreamCreate, 2000) X(cuStreamDestroy, 4000) X(cuStreamBeginCapture, 10010) X(cuStreamEndCapture, 10000) \
-  X(cuGraphCreate, 10000) X(cuGraphDestroy, 10000) X(cuGraphAddChildGraphNode, 10000)                 \
-  X(cuGraphAddExternalSemaphoresWaitNode, 11020) X(cuGraphAddExternalSemaphoresSignalNode, 11020)     \
-  X(cuGraphInstantiateWithFlags, 11040) X(cuGraphExecDestroy, 10000)                                  \
-  X(cuGraphExecExternalSemaphoresWaitNodeSetParams, 11020)                                            \
-  X(cuGraphExecExternalSemaphoresSignalNodeSetParams, 11020) X(cuGraphLaunch, 10000)                  \
-  X(cuImportExternalMemory, 10000) X(cuDestroyExternalMemory, 10000)                                  \
-  X(cuExternalMemoryGetMappedMipmappedArray, 10000) X(cuMipmappedArrayGetLevel, 5000)                 \
-  X(cuMipmappedArrayDestroy, 5000) X(cuSurfObjectCreate, 5000) X(cuSurfObjectDestroy, 5000)               \
-  X(cuMemGetAllocationPropertiesFromHandle, 10020)                                                     \
-  X(cuDeviceCanAccessPeer, 4000) X(cuDeviceGetP2PAttribute, 8000)                                   \
-  X(cuEventCreate, 2000) X(cuEventDestroy, 4000) X(cuEventRecord, 2000) X(cuStreamWaitEvent, 3020)    \
-  X(cuStreamSynchronize, 2000) X(cuMemcpyDtoDAsync, 3020) X(cuMemcpyDtoHAsync, 3020)                  \
-  X(cuMemcpyHtoDAsync, 3020) X(cuMemHostAlloc, 2020) X(cuMemFreeHost, 2000)
 
 namespace membridge::cuda {
 
 namespace {
-
-#define MEMBRIDGE_COUNT_(name, version) +1
-constexpr std::size_t entry_count = 0 MEMBRIDGE_CUDA_DRIVER_ENTRIES(MEMBRIDGE_COUNT_);
-#undef MEMBRIDGE_COUNT_
-static_assert(sizeof(driver_api) == entry_count * sizeof(void (*)()),
-              "driver_api and MEMBRIDGE_CUDA_DRIVER_ENTRIES must list the same functions");
-// Each member's type is the ABI of the version the loader asks for.
-#define MEMBRIDGE_SAME_ABI_(name, version)                                          \
-  static_assert(std::is_same_v<decltype(driver_api::name), PFN_##name##_v##version>, \
-                #name " must be loaded at the version its driver_api type names");
-MEMBRIDGE_CUDA_DRIVER_ENTRIES(MEMBRIDGE_SAME_ABI_)
-#undef MEMBRIDGE_SAME_ABI_
 
 constexpr int oldest_supported_driver = 12000;  // cuGetProcAddress_v2 appeared in CUDA 12.0
 using get_proc_address_fn = PFN_cuGetProcAddress_v12000;

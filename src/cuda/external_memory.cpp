@@ -75,8 +75,8 @@ const char* format_name(CUarray_format format) noexcept {
   }
 }
 
-// Bytes per channel of the plain formats; 0 for the packed, block-compressed and YUV ones, whose
-// footprint the driver alone checks.
+}  // namespace
+
 std::size_t channel_bytes(CUarray_format format) noexcept {
   switch (format) {
     case CU_AD_FORMAT_UNSIGNED_INT8:
@@ -90,8 +90,6 @@ std::size_t channel_bytes(CUarray_format format) noexcept {
     default: return 0;
   }
 }
-
-}  // namespace
 
 std::string to_string(const array_format& format) {
   std::string name;

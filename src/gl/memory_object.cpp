@@ -12,10 +12,9 @@ namespace {
 
 constexpr const char* import_call = "gl::memory_object::import";
 
-}  // namespace
-
-result<memory_object> memory_object::import(const context& context, os::shareable_handle handle,
-                                            const memory_import_info& info) {
+// What import() refuses before any GL call: an empty context, an invalid handle, size 0, and a context
+// without GL_EXT_memory_object and the platform's handle extension.
+result<void> check_import(const context& context, const os::shareable_handle& handle, const memory_import_info& info) {
   if (!context.valid()) return error(errc::invalid_argument, import_call, "the GL context is empty");
   if (!handle.valid())
     return error(errc::invalid_argument, import_call, std::string("the ") + detail::handle_name + " is invalid");
@@ -25,6 +24,14 @@ result<memory_object> memory_object::import(const context& context, os::shareabl
     return error(errc::unsupported, import_call,
                  "importing memory needs GL_EXT_memory_object and " + std::string(detail::memory_handle_extension) +
                      " (" + caps.renderer + " lacks one)");
+  return ok();
+}
+
+}  // namespace
+
+result<memory_object> memory_object::import(const context& context, os::shareable_handle handle,
+                                            const memory_import_info& info) {
+  MEMBRIDGE_TRY(check_import(context, handle, info));
   const auto& state = context.state();
   const auto& fn = state->fn;
   MEMBRIDGE_TRY(detail::check_gl_error(fn, import_call, "a GL error was pending before the import"));

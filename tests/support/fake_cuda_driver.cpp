@@ -2,6 +2,8 @@
 #include "fake_cuda_driver.hpp"
 #include "fake_cuda_handles.hpp"
 
+#include <membridge/cuda/external_memory.hpp>
+
 #include <algorithm>
 #include <array>
 #include <cstdio>
@@ -537,24 +539,11 @@ CUresult fake_cuDestroyExternalMemory(CUexternalMemory memory) {
   return CUDA_SUCCESS;
 }
 
-// The driver's bytes per channel, for the model's lower-bound footprint check. It mirrors the
-// library's table (src/cuda/external_memory.cpp), so it cannot catch a wrong entry there: the
-// footprints that pin the library's table are written out per case in cuda_external_memory_test
+// The driver's bytes per channel, for the model's lower-bound footprint check: the library's table
+// (cuda::channel_bytes), so it cannot catch a wrong entry there: the footprints that pin that table
+// are written out per case in cuda_external_memory_test
 // (map_array_footprints_match_expectations_written_out_per_format).
-// Written as the model's own table (formats not listed: 0, the driver checks nothing).
-std::size_t fake_element_bytes(CUarray_format format) {
-  struct entry {
-    CUarray_format format;
-    std::size_t bytes;
-  };
-  static constexpr entry table[] = {
-      {CU_AD_FORMAT_UNSIGNED_INT8, 1},  {CU_AD_FORMAT_SIGNED_INT8, 1},  {CU_AD_FORMAT_UNSIGNED_INT16, 2},
-      {CU_AD_FORMAT_SIGNED_INT16, 2},   {CU_AD_FORMAT_HALF, 2},         {CU_AD_FORMAT_UNSIGNED_INT32, 4},
-      {CU_AD_FORMAT_SIGNED_INT32, 4},   {CU_AD_FORMAT_FLOAT, 4}};
-  for (const entry& e : table)
-    if (e.format == format) return e.bytes;
-  return 0;
-}
+std::size_t fake_element_bytes(CUarray_format format) { return membridge::cuda::channel_bytes(format); }
 
 CUresult fake_cuExternalMemoryGetMappedMipmappedArray(CUmipmappedArray* out, CUexternalMemory memory,
                                                       const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC* desc) {

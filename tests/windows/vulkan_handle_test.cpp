@@ -5,9 +5,8 @@
 // current user alone (read back with GetSecurityInfo).
 #include "vulkan_fake_driver.hpp"
 
-#include "../../src/vulkan/win32/user_security.hpp"
-
 #include <membridge/membridge.hpp>  // the umbrella compiles on Windows with the modules built there
+#include <membridge/os/current_user_security.hpp>
 #include <membridge/vulkan/imported_memory.hpp>
 #include <membridge/vulkan/shared_buffer.hpp>
 #include <membridge/vulkan/timeline_semaphore.hpp>
@@ -198,12 +197,12 @@ void expect_user_only(HANDLE object) {
   EXPECT_EQ(allowed->Header.AceType, ACCESS_ALLOWED_ACE_TYPE);
   // GENERIC_ALL, or what the object type maps it to (EVENT_ALL_ACCESS for the fake's event).
   EXPECT_TRUE(allowed->Mask == GENERIC_ALL || (allowed->Mask & EVENT_ALL_ACCESS) == EVENT_ALL_ACCESS) << allowed->Mask;
-  LPWSTR ace_sid = nullptr;
-  ASSERT_NE(::ConvertSidToStringSidW(reinterpret_cast<PSID>(&allowed->SidStart), &ace_sid), 0);
-  const auto user = membridge::vulkan::detail::current_user_sid();
+  LPSTR ace_sid = nullptr;
+  ASSERT_NE(::ConvertSidToStringSidA(reinterpret_cast<PSID>(&allowed->SidStart), &ace_sid), 0);
+  const auto user = membridge::os::current_user_security::create();
   ASSERT_TRUE(user) << user.error().message();
-  EXPECT_EQ(std::wstring(ace_sid), *user);
-  EXPECT_NE(std::wstring(ace_sid), L"S-1-1-0") << "never Everyone";
+  EXPECT_EQ(std::string(ace_sid), user->user_sid());
+  EXPECT_NE(std::string(ace_sid), "S-1-1-0") << "never Everyone";
   ::LocalFree(ace_sid);
   SECURITY_DESCRIPTOR_CONTROL control = 0;
   DWORD revision = 0;
@@ -251,29 +250,6 @@ TEST_F(windows_vulkan, a_semaphore_made_without_exportable_refuses_to_export) {
   ASSERT_FALSE(handle);
   EXPECT_EQ(handle.error().code(), errc::unsupported);
   EXPECT_EQ(fake_vulkan().get_win32_handle_calls, 0);
-}
-
-TEST(windows_vulkan_security, the_descriptor_is_the_users_sddl) {
-  auto security = membridge::vulkan::detail::user_security::create();
-  ASSERT_TRUE(security) << security.error().message();
-  const auto user = membridge::vulkan::detail::current_user_sid();
-  ASSERT_TRUE(user) << user.error().message();
-  EXPECT_EQ(user->rfind(L"S-1-", 0), 0U);
-  EXPECT_EQ(security->sddl(), L"D:P(A;;GA;;;" + *user + L")");
-  ASSERT_NE(security->attributes()->lpSecurityDescriptor, nullptr);
-  EXPECT_EQ(security->attributes()->bInheritHandle, FALSE);
-  // A section made with the attributes carries the same DACL.
-  unique_handle section(::CreateFileMappingW(INVALID_HANDLE_VALUE, const_cast<SECURITY_ATTRIBUTES*>(security->attributes()),
-                                             PAGE_READWRITE, 0, 4096, nullptr));
-  ASSERT_TRUE(section.valid());
-  PACL dacl = nullptr;
-  PSECURITY_DESCRIPTOR descriptor = nullptr;
-  ASSERT_EQ(::GetSecurityInfo(section.get(), SE_KERNEL_OBJECT, DACL_SECURITY_INFORMATION, nullptr, nullptr, &dacl,
-                              nullptr, &descriptor),
-            static_cast<DWORD>(ERROR_SUCCESS));
-  ASSERT_NE(dacl, nullptr);
-  EXPECT_EQ(dacl->AceCount, 1);
-  ::LocalFree(descriptor);
 }
 
 }  // namespace

@@ -12,6 +12,89 @@
 
 namespace membridge::cuda {
 
+/// Every function of driver_api, in declaration order, with the ABI version its member has: X(name,
+/// version) declares `PFN_<name>_v<version> name` and driver::load() asks cuGetProcAddress for `name`
+/// at exactly that version. cuda.h's version macros rename some members (cuMemGetInfo ->
+/// cuMemGetInfo_v2) consistently in the struct and the loader, while #name stays the symbol looked up.
+#define MEMBRIDGE_CUDA_DRIVER_ENTRIES(X)                                                                        \
+  /* Initialisation, versions and error names. */                                                               \
+  X(cuInit, 2000)                                                                                               \
+  X(cuDriverGetVersion, 2020)                                                                                   \
+  X(cuGetErrorName, 6000)                                                                                       \
+  X(cuGetErrorString, 6000)                                                                                     \
+  /* Devices. */                                                                                                \
+  X(cuDeviceGetCount, 2000)                                                                                     \
+  X(cuDeviceGet, 2000)                                                                                          \
+  X(cuDeviceGetName, 2000)                                                                                      \
+  X(cuDeviceGetUuid, 11040)                                 /* (v2) */                                          \
+  X(cuDeviceGetAttribute, 2000)                                                                                 \
+  X(cuDeviceTotalMem, 3020)                                 /* (size_t) */                                      \
+  X(cuDeviceGetPCIBusId, 4010)                                                                                  \
+  /* Contexts (membridge works in each device's primary context). */                                            \
+  X(cuDevicePrimaryCtxRetain, 7000)                                                                             \
+  X(cuDevicePrimaryCtxRelease, 11000)                       /* (v2) */                                          \
+  X(cuCtxGetCurrent, 4000)                                                                                      \
+  X(cuCtxPushCurrent, 4000)                                 /* (v2) */                                          \
+  X(cuCtxPopCurrent, 4000)                                  /* (v2) */                                          \
+  X(cuCtxSynchronize, 2000)                                 /* (current context) */                             \
+  X(cuMemGetInfo, 3020)                                     /* (size_t) */                                      \
+  /* Virtual memory management. */                                                                              \
+  X(cuMemGetAllocationGranularity, 10020)                   /* granularity */                                   \
+  X(cuMemCreate, 10020)                                                                                         \
+  X(cuMemRelease, 10020)                                                                                        \
+  X(cuMemAddressReserve, 10020)                                                                                 \
+  X(cuMemAddressFree, 10020)                                                                                    \
+  X(cuMemMap, 10020)                                                                                            \
+  X(cuMemUnmap, 10020)                                                                                          \
+  X(cuMemSetAccess, 10020)                                                                                      \
+  X(cuMemExportToShareableHandle, 10020)                    /* export as fd / NT handle */                      \
+  X(cuMemImportFromShareableHandle, 10020)                  /* import from fd / NT handle */                    \
+  /* External semaphores (Vulkan/GL interop). */                                                                \
+  X(cuImportExternalSemaphore, 10000)                       /* import a semaphore fd */                         \
+  X(cuDestroyExternalSemaphore, 10000)                      /* destroy the import */                            \
+  X(cuSignalExternalSemaphoresAsync, 10000)                 /* signal on a stream */                            \
+  X(cuWaitExternalSemaphoresAsync, 10000)                   /* wait on a stream */                              \
+  /* Streams and graphs (sync::producer_graph: a frame's work captured once, then launched per frame). */       \
+  X(cuStreamCreate, 2000)                                                                                       \
+  X(cuStreamDestroy, 4000)                                  /* (v2) */                                          \
+  X(cuStreamBeginCapture, 10010)                            /* with a capture mode (v2) */                      \
+  X(cuStreamEndCapture, 10000)                                                                                  \
+  X(cuGraphCreate, 10000)                                                                                       \
+  X(cuGraphDestroy, 10000)                                                                                      \
+  X(cuGraphAddChildGraphNode, 10000)                        /* clone a graph as a node */                       \
+  X(cuGraphAddExternalSemaphoresWaitNode, 11020)            /* wait node */                                     \
+  X(cuGraphAddExternalSemaphoresSignalNode, 11020)          /* signal node */                                   \
+  X(cuGraphInstantiateWithFlags, 11040)                     /* instantiate */                                   \
+  X(cuGraphExecDestroy, 10000)                                                                                  \
+  X(cuGraphExecExternalSemaphoresWaitNodeSetParams, 11020)  /* a wait node's values in an executable graph */   \
+  X(cuGraphExecExternalSemaphoresSignalNodeSetParams, 11020)/* a signal node's values in an executable graph */ \
+  X(cuGraphLaunch, 10000)                                                                                       \
+  /* External memory (another API's allocation seen as a CUDA array) and surface objects. */                    \
+  X(cuImportExternalMemory, 10000)                          /* import a memory fd */                            \
+  X(cuDestroyExternalMemory, 10000)                         /* destroy the import */                            \
+  X(cuExternalMemoryGetMappedMipmappedArray, 10000)         /* as array */                                      \
+  X(cuMipmappedArrayGetLevel, 5000)                         /* one level's CUarray */                           \
+  X(cuMipmappedArrayDestroy, 5000)                          /* destroy a mipmapped array */                     \
+  X(cuSurfObjectCreate, 5000)                               /* surface object on an array */                    \
+  X(cuSurfObjectDestroy, 5000)                              /* destroy a surface object */                      \
+  /* Allocation properties read back (did the driver grant compression?). */                                    \
+  X(cuMemGetAllocationPropertiesFromHandle, 10020)          /* properties */                                    \
+  /* Peers: what one GPU may do with another's memory (cuda/peer.hpp). */                                       \
+  X(cuDeviceCanAccessPeer, 4000)                                                                                \
+  X(cuDeviceGetP2PAttribute, 8000)                                                                              \
+  /* Events, stream waits, async copies and pinned host memory (sync::cross_gpu_link: a producer on             \
+     another GPU than the renderer). */                                                                         \
+  X(cuEventCreate, 2000)                                                                                        \
+  X(cuEventDestroy, 4000)                                   /* (v2) */                                          \
+  X(cuEventRecord, 2000)                                                                                        \
+  X(cuStreamWaitEvent, 3020)                                                                                    \
+  X(cuStreamSynchronize, 2000)                                                                                  \
+  X(cuMemcpyDtoDAsync, 3020)                                /* (v2) */                                          \
+  X(cuMemcpyDtoHAsync, 3020)                                /* (v2) */                                          \
+  X(cuMemcpyHtoDAsync, 3020)                                /* (v2) */                                          \
+  X(cuMemHostAlloc, 2020)                                   /* pinned host memory */                            \
+  X(cuMemFreeHost, 2000)
+
 /// The CUDA driver functions membridge calls, as typed function pointers.
 ///
 /// membridge never links libcuda: driver::load() opens libcuda.so.1 (Windows: nvcuda.dll) and fills this table
@@ -21,93 +104,12 @@ namespace membridge::cuda {
 /// version: the table's ABI is fixed, whatever newer headers or driver say (CUDA 13 gave
 /// cuCtxSynchronize a context parameter; this table keeps the 2.0 form that syncs the current context).
 /// Tests fill a table with scripted functions and pass it to driver::from_table().
-/// Members keep the driver's names (a few are macros in cuda.h, e.g. cuMemGetInfo -> cuMemGetInfo_v2).
+/// Members keep the driver's names (a few are macros in cuda.h, e.g. cuMemGetInfo -> cuMemGetInfo_v2), one
+/// per MEMBRIDGE_CUDA_DRIVER_ENTRIES entry.
 struct driver_api {
-  // Initialisation, versions and error names.
-  PFN_cuInit_v2000 cuInit = nullptr;                                        ///< cuInit
-  PFN_cuDriverGetVersion_v2020 cuDriverGetVersion = nullptr;                ///< cuDriverGetVersion
-  PFN_cuGetErrorName_v6000 cuGetErrorName = nullptr;                        ///< cuGetErrorName
-  PFN_cuGetErrorString_v6000 cuGetErrorString = nullptr;                    ///< cuGetErrorString
-  // Devices.
-  PFN_cuDeviceGetCount_v2000 cuDeviceGetCount = nullptr;                    ///< cuDeviceGetCount
-  PFN_cuDeviceGet_v2000 cuDeviceGet = nullptr;                              ///< cuDeviceGet
-  PFN_cuDeviceGetName_v2000 cuDeviceGetName = nullptr;                      ///< cuDeviceGetName
-  PFN_cuDeviceGetUuid_v11040 cuDeviceGetUuid = nullptr;                     ///< cuDeviceGetUuid (v2)
-  PFN_cuDeviceGetAttribute_v2000 cuDeviceGetAttribute = nullptr;            ///< cuDeviceGetAttribute
-  PFN_cuDeviceTotalMem_v3020 cuDeviceTotalMem = nullptr;                    ///< cuDeviceTotalMem (size_t)
-  PFN_cuDeviceGetPCIBusId_v4010 cuDeviceGetPCIBusId = nullptr;              ///< cuDeviceGetPCIBusId
-  // Contexts (membridge works in each device's primary context).
-  PFN_cuDevicePrimaryCtxRetain_v7000 cuDevicePrimaryCtxRetain = nullptr;    ///< cuDevicePrimaryCtxRetain
-  PFN_cuDevicePrimaryCtxRelease_v11000 cuDevicePrimaryCtxRelease = nullptr; ///< cuDevicePrimaryCtxRelease (v2)
-  PFN_cuCtxGetCurrent_v4000 cuCtxGetCurrent = nullptr;                      ///< cuCtxGetCurrent
-  PFN_cuCtxPushCurrent_v4000 cuCtxPushCurrent = nullptr;                    ///< cuCtxPushCurrent (v2)
-  PFN_cuCtxPopCurrent_v4000 cuCtxPopCurrent = nullptr;                      ///< cuCtxPopCurrent (v2)
-  PFN_cuCtxSynchronize_v2000 cuCtxSynchronize = nullptr;                    ///< cuCtxSynchronize (current context)
-  PFN_cuMemGetInfo_v3020 cuMemGetInfo = nullptr;                            ///< cuMemGetInfo (size_t)
-  // Virtual memory management.
-  PFN_cuMemGetAllocationGranularity_v10020 cuMemGetAllocationGranularity = nullptr;      ///< granularity
-  PFN_cuMemCreate_v10020 cuMemCreate = nullptr;                                          ///< cuMemCreate
-  PFN_cuMemRelease_v10020 cuMemRelease = nullptr;                                        ///< cuMemRelease
-  PFN_cuMemAddressReserve_v10020 cuMemAddressReserve = nullptr;                          ///< cuMemAddressReserve
-  PFN_cuMemAddressFree_v10020 cuMemAddressFree = nullptr;                                ///< cuMemAddressFree
-  PFN_cuMemMap_v10020 cuMemMap = nullptr;                                                ///< cuMemMap
-  PFN_cuMemUnmap_v10020 cuMemUnmap = nullptr;                                            ///< cuMemUnmap
-  PFN_cuMemSetAccess_v10020 cuMemSetAccess = nullptr;                                    ///< cuMemSetAccess
-  PFN_cuMemExportToShareableHandle_v10020 cuMemExportToShareableHandle = nullptr;      ///< export as fd / NT handle
-  PFN_cuMemImportFromShareableHandle_v10020 cuMemImportFromShareableHandle = nullptr;  ///< import from fd / NT handle
-
-  // External semaphores (Vulkan/GL interop).
-  PFN_cuImportExternalSemaphore_v10000 cuImportExternalSemaphore = nullptr;              ///< import a semaphore fd
-  PFN_cuDestroyExternalSemaphore_v10000 cuDestroyExternalSemaphore = nullptr;            ///< destroy the import
-  PFN_cuSignalExternalSemaphoresAsync_v10000 cuSignalExternalSemaphoresAsync = nullptr;  ///< signal on a stream
-  PFN_cuWaitExternalSemaphoresAsync_v10000 cuWaitExternalSemaphoresAsync = nullptr;      ///< wait on a stream
-
-  // Streams and graphs (sync::producer_graph: a frame's work captured once, then launched per frame).
-  PFN_cuStreamCreate_v2000 cuStreamCreate = nullptr;                                     ///< cuStreamCreate
-  PFN_cuStreamDestroy_v4000 cuStreamDestroy = nullptr;                                   ///< cuStreamDestroy (v2)
-  PFN_cuStreamBeginCapture_v10010 cuStreamBeginCapture = nullptr;                        ///< with a capture mode (v2)
-  PFN_cuStreamEndCapture_v10000 cuStreamEndCapture = nullptr;                            ///< cuStreamEndCapture
-  PFN_cuGraphCreate_v10000 cuGraphCreate = nullptr;                                      ///< cuGraphCreate
-  PFN_cuGraphDestroy_v10000 cuGraphDestroy = nullptr;                                    ///< cuGraphDestroy
-  PFN_cuGraphAddChildGraphNode_v10000 cuGraphAddChildGraphNode = nullptr;                ///< clone a graph as a node
-  PFN_cuGraphAddExternalSemaphoresWaitNode_v11020 cuGraphAddExternalSemaphoresWaitNode = nullptr;      ///< wait node
-  PFN_cuGraphAddExternalSemaphoresSignalNode_v11020 cuGraphAddExternalSemaphoresSignalNode = nullptr;  ///< signal node
-  PFN_cuGraphInstantiateWithFlags_v11040 cuGraphInstantiateWithFlags = nullptr;          ///< instantiate
-  PFN_cuGraphExecDestroy_v10000 cuGraphExecDestroy = nullptr;                            ///< cuGraphExecDestroy
-  PFN_cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020 cuGraphExecExternalSemaphoresWaitNodeSetParams =
-      nullptr;  ///< a wait node's values in an executable graph
-  PFN_cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020 cuGraphExecExternalSemaphoresSignalNodeSetParams =
-      nullptr;  ///< a signal node's values in an executable graph
-  PFN_cuGraphLaunch_v10000 cuGraphLaunch = nullptr;                                      ///< cuGraphLaunch
-
-  // External memory (another API's allocation seen as a CUDA array) and surface objects.
-  PFN_cuImportExternalMemory_v10000 cuImportExternalMemory = nullptr;                    ///< import a memory fd
-  PFN_cuDestroyExternalMemory_v10000 cuDestroyExternalMemory = nullptr;                  ///< destroy the import
-  PFN_cuExternalMemoryGetMappedMipmappedArray_v10000 cuExternalMemoryGetMappedMipmappedArray = nullptr;  ///< as array
-  PFN_cuMipmappedArrayGetLevel_v5000 cuMipmappedArrayGetLevel = nullptr;                 ///< one level's CUarray
-  PFN_cuMipmappedArrayDestroy_v5000 cuMipmappedArrayDestroy = nullptr;                   ///< destroy a mipmapped array
-  PFN_cuSurfObjectCreate_v5000 cuSurfObjectCreate = nullptr;                             ///< surface object on an array
-  PFN_cuSurfObjectDestroy_v5000 cuSurfObjectDestroy = nullptr;                           ///< destroy a surface object
-
-  // Allocation properties read back (did the driver grant compression?).
-  PFN_cuMemGetAllocationPropertiesFromHandle_v10020 cuMemGetAllocationPropertiesFromHandle = nullptr;  ///< properties
-
-  // Peers: what one GPU may do with another's memory (cuda/peer.hpp).
-  PFN_cuDeviceCanAccessPeer_v4000 cuDeviceCanAccessPeer = nullptr;            ///< cuDeviceCanAccessPeer
-  PFN_cuDeviceGetP2PAttribute_v8000 cuDeviceGetP2PAttribute = nullptr;        ///< cuDeviceGetP2PAttribute
-
-  // Events, stream waits, async copies and pinned host memory (sync::cross_gpu_link: a producer on
-  // another GPU than the renderer).
-  PFN_cuEventCreate_v2000 cuEventCreate = nullptr;                            ///< cuEventCreate
-  PFN_cuEventDestroy_v4000 cuEventDestroy = nullptr;                          ///< cuEventDestroy (v2)
-  PFN_cuEventRecord_v2000 cuEventRecord = nullptr;                            ///< cuEventRecord
-  PFN_cuStreamWaitEvent_v3020 cuStreamWaitEvent = nullptr;                    ///< cuStreamWaitEvent
-  PFN_cuStreamSynchronize_v2000 cuStreamSynchronize = nullptr;                ///< cuStreamSynchronize
-  PFN_cuMemcpyDtoDAsync_v3020 cuMemcpyDtoDAsync = nullptr;                    ///< cuMemcpyDtoDAsync (v2)
-  PFN_cuMemcpyDtoHAsync_v3020 cuMemcpyDtoHAsync = nullptr;                    ///< cuMemcpyDtoHAsync (v2)
-  PFN_cuMemcpyHtoDAsync_v3020 cuMemcpyHtoDAsync = nullptr;                    ///< cuMemcpyHtoDAsync (v2)
-  PFN_cuMemHostAlloc_v2020 cuMemHostAlloc = nullptr;                          ///< pinned host memory
-  PFN_cuMemFreeHost_v2000 cuMemFreeHost = nullptr;                            ///< cuMemFreeHost
+#define MEMBRIDGE_CUDA_DRIVER_MEMBER_(name, version) PFN_##name##_v##version name = nullptr;
+  MEMBRIDGE_CUDA_DRIVER_ENTRIES(MEMBRIDGE_CUDA_DRIVER_MEMBER_)
+#undef MEMBRIDGE_CUDA_DRIVER_MEMBER_
 };
 
 /// A loaded CUDA driver: the function table plus the library that backs it.

@@ -37,6 +37,11 @@ struct array_format {
 /// "2048x2048 x 4 CU_AD_FORMAT_UNSIGNED_INT8 at offset 0", for messages.
 [[nodiscard]] std::string to_string(const array_format& format);
 
+/// Bytes per channel of a plain CUarray_format: 1 (8-bit), 2 (16-bit, HALF) or 4 (32-bit, FLOAT); 0 for
+/// the packed, block-compressed and YUV formats, whose footprint only the driver checks. map_array()
+/// refuses an array whose width * height * channels * channel_bytes() passes the imported size.
+[[nodiscard]] std::size_t channel_bytes(CUarray_format format) noexcept;
+
 /// Memory another API (Vulkan, GL, another process's CUDA) exported as an opaque shareable handle (a
 /// POSIX fd on Linux, an NT handle on Windows), imported with cuImportExternalMemory
 /// (CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD / _OPAQUE_WIN32) into the device's primary context.

@@ -58,28 +58,36 @@ result<CUmemGenericAllocationHandle> import_allocation(const device_state& s, os
   return out;
 }
 
-result<CUexternalMemory> import_external_memory(const device_state& s, os::borrowed_shareable_handle handle,
-                                                CUDA_EXTERNAL_MEMORY_HANDLE_DESC desc, const std::string& what) {
-  // Ownership of an NT handle is never transferred to CUDA: the caller's handle goes in as it is.
-  desc.type = CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32;
+namespace {
+
+// Imports the caller's NT handle through `import` (cuImportExternalMemory or cuImportExternalSemaphore,
+// named `call`), described by `desc` with `type`. Ownership of an NT handle is never transferred to
+// CUDA: the caller's handle goes in as it is.
+template <class Native, class Desc, class Import>
+result<Native> import_nt_handle(const device_state& s, Import import, const char* call, Desc desc,
+                                decltype(Desc::type) type, os::borrowed_shareable_handle handle,
+                                const std::string& what) {
+  desc.type = type;
   desc.handle.win32.handle = handle.get();
   desc.handle.win32.name = nullptr;
-  CUexternalMemory out = nullptr;
-  if (const CUresult rc = s.api().cuImportExternalMemory(&out, &desc); rc != CUDA_SUCCESS)
-    return s.fail(rc, "cuImportExternalMemory", what);
+  Native out = nullptr;
+  if (const CUresult rc = import(&out, &desc); rc != CUDA_SUCCESS) return s.fail(rc, call, what);
   return out;
+}
+
+}  // namespace
+
+result<CUexternalMemory> import_external_memory(const device_state& s, os::borrowed_shareable_handle handle,
+                                                CUDA_EXTERNAL_MEMORY_HANDLE_DESC desc, const std::string& what) {
+  return import_nt_handle<CUexternalMemory>(s, s.api().cuImportExternalMemory, "cuImportExternalMemory", desc,
+                                            CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32, handle, what);
 }
 
 result<CUexternalSemaphore> import_timeline_semaphore(const device_state& s, os::borrowed_shareable_handle handle,
                                                       const std::string& what) {
-  CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC desc{};
-  desc.type = CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32;
-  desc.handle.win32.handle = handle.get();
-  desc.handle.win32.name = nullptr;
-  CUexternalSemaphore out = nullptr;
-  if (const CUresult rc = s.api().cuImportExternalSemaphore(&out, &desc); rc != CUDA_SUCCESS)
-    return s.fail(rc, "cuImportExternalSemaphore", what);
-  return out;
+  return import_nt_handle<CUexternalSemaphore>(s, s.api().cuImportExternalSemaphore, "cuImportExternalSemaphore",
+                                               CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC{},
+                                               CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32, handle, what);
 }
 
 }  // namespace membridge::cuda::detail

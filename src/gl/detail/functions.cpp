@@ -35,48 +35,8 @@ const char* gl_error_name(GLenum e) noexcept {
 
 functions load_functions(const proc_loader& gpa) noexcept {
   functions f;
-#define MEMBRIDGE_GL_LOAD(name) load(f.name, gpa, "gl" #name)
-  MEMBRIDGE_GL_LOAD(GetString);
-  MEMBRIDGE_GL_LOAD(GetStringi);
-  MEMBRIDGE_GL_LOAD(GetIntegerv);
-  MEMBRIDGE_GL_LOAD(GetError);
-  MEMBRIDGE_GL_LOAD(Flush);
-  MEMBRIDGE_GL_LOAD(Finish);
-  MEMBRIDGE_GL_LOAD(CreateBuffers);
-  MEMBRIDGE_GL_LOAD(DeleteBuffers);
-  MEMBRIDGE_GL_LOAD(NamedBufferStorage);
-  MEMBRIDGE_GL_LOAD(NamedBufferSubData);
-  MEMBRIDGE_GL_LOAD(GetNamedBufferSubData);
-  MEMBRIDGE_GL_LOAD(CopyNamedBufferSubData);
-  MEMBRIDGE_GL_LOAD(CreateTextures);
-  MEMBRIDGE_GL_LOAD(DeleteTextures);
-  MEMBRIDGE_GL_LOAD(TextureParameteri);
-  MEMBRIDGE_GL_LOAD(GetTextureImage);
-  MEMBRIDGE_GL_LOAD(TextureSubImage2D);
-  MEMBRIDGE_GL_LOAD(MemoryBarrier);
-  MEMBRIDGE_GL_LOAD(GetUnsignedBytevEXT);
-  MEMBRIDGE_GL_LOAD(GetUnsignedBytei_vEXT);
-  MEMBRIDGE_GL_LOAD(CreateMemoryObjectsEXT);
-  MEMBRIDGE_GL_LOAD(DeleteMemoryObjectsEXT);
-  MEMBRIDGE_GL_LOAD(IsMemoryObjectEXT);
-  MEMBRIDGE_GL_LOAD(MemoryObjectParameterivEXT);
-  MEMBRIDGE_GL_LOAD(NamedBufferStorageMemEXT);
-  MEMBRIDGE_GL_LOAD(TextureStorageMem2DEXT);
-  MEMBRIDGE_GL_LOAD(ImportMemoryFdEXT);
-  MEMBRIDGE_GL_LOAD(ImportMemoryWin32HandleEXT);
-  MEMBRIDGE_GL_LOAD(GenSemaphoresEXT);
-  MEMBRIDGE_GL_LOAD(DeleteSemaphoresEXT);
-  MEMBRIDGE_GL_LOAD(IsSemaphoreEXT);
-  MEMBRIDGE_GL_LOAD(SemaphoreParameterui64vEXT);
-  MEMBRIDGE_GL_LOAD(GetSemaphoreParameterui64vEXT);
-  MEMBRIDGE_GL_LOAD(WaitSemaphoreEXT);
-  MEMBRIDGE_GL_LOAD(SignalSemaphoreEXT);
-  MEMBRIDGE_GL_LOAD(ImportSemaphoreFdEXT);
-  MEMBRIDGE_GL_LOAD(ImportSemaphoreWin32HandleEXT);
-  MEMBRIDGE_GL_LOAD(CreateSemaphoresNV);
-  MEMBRIDGE_GL_LOAD(SemaphoreParameterivNV);
-  MEMBRIDGE_GL_LOAD(GetSemaphoreParameterivNV);
-  MEMBRIDGE_GL_LOAD(NamedBufferPageCommitmentMemNV);
+#define MEMBRIDGE_GL_LOAD(type, name) load(f.name, gpa, "gl" #name);
+  MEMBRIDGE_GL_FUNCTIONS(MEMBRIDGE_GL_LOAD)
 #undef MEMBRIDGE_GL_LOAD
   return f;
 }

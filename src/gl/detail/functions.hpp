@@ -20,57 +20,64 @@ using pfn_flush = void(APIENTRYP)();
 using pfn_finish = void(APIENTRYP)();
 using pfn_delete_textures = void(APIENTRYP)(GLsizei n, const GLuint* textures);
 
-/// One context's GL entry points. A member is null when the context does not offer it; the
-/// capability flags of the context say which groups are complete.
+// Every GL entry point membridge calls, once: X(pfn_type, Name) for glName. It declares the members of
+// `functions` and drives load_functions().
+#define MEMBRIDGE_GL_FUNCTIONS(X)                                                            \
+  /* GL 4.5 core (direct state access). */                                                   \
+  X(pfn_get_string, GetString)                                                               \
+  X(PFNGLGETSTRINGIPROC, GetStringi)                                                         \
+  X(pfn_get_integerv, GetIntegerv)                                                           \
+  X(pfn_get_error, GetError)                                                                 \
+  X(pfn_flush, Flush)                                                                        \
+  X(pfn_finish, Finish)                                                                      \
+  X(PFNGLCREATEBUFFERSPROC, CreateBuffers)                                                   \
+  X(PFNGLDELETEBUFFERSPROC, DeleteBuffers)                                                   \
+  X(PFNGLNAMEDBUFFERSTORAGEPROC, NamedBufferStorage)                                         \
+  X(PFNGLNAMEDBUFFERSUBDATAPROC, NamedBufferSubData)                                         \
+  X(PFNGLGETNAMEDBUFFERSUBDATAPROC, GetNamedBufferSubData)                                   \
+  X(PFNGLCOPYNAMEDBUFFERSUBDATAPROC, CopyNamedBufferSubData)                                 \
+  X(PFNGLCREATETEXTURESPROC, CreateTextures)                                                 \
+  X(pfn_delete_textures, DeleteTextures)                                                     \
+  X(PFNGLTEXTUREPARAMETERIPROC, TextureParameteri)                                           \
+  X(PFNGLGETTEXTUREIMAGEPROC, GetTextureImage)                                               \
+  X(PFNGLTEXTURESUBIMAGE2DPROC, TextureSubImage2D)                                           \
+  X(PFNGLMEMORYBARRIERPROC, MemoryBarrier)                                                   \
+  /* GL_EXT_memory_object. */                                                                \
+  X(PFNGLGETUNSIGNEDBYTEVEXTPROC, GetUnsignedBytevEXT)                                       \
+  X(PFNGLGETUNSIGNEDBYTEI_VEXTPROC, GetUnsignedBytei_vEXT)                                   \
+  X(PFNGLCREATEMEMORYOBJECTSEXTPROC, CreateMemoryObjectsEXT)                                 \
+  X(PFNGLDELETEMEMORYOBJECTSEXTPROC, DeleteMemoryObjectsEXT)                                 \
+  X(PFNGLISMEMORYOBJECTEXTPROC, IsMemoryObjectEXT)                                           \
+  X(PFNGLMEMORYOBJECTPARAMETERIVEXTPROC, MemoryObjectParameterivEXT)                         \
+  X(PFNGLNAMEDBUFFERSTORAGEMEMEXTPROC, NamedBufferStorageMemEXT)                             \
+  X(PFNGLTEXTURESTORAGEMEM2DEXTPROC, TextureStorageMem2DEXT)                                 \
+  /* GL_EXT_memory_object_fd (Linux) and GL_EXT_memory_object_win32 (Windows). */            \
+  X(PFNGLIMPORTMEMORYFDEXTPROC, ImportMemoryFdEXT)                                           \
+  X(PFNGLIMPORTMEMORYWIN32HANDLEEXTPROC, ImportMemoryWin32HandleEXT)                         \
+  /* GL_EXT_semaphore. */                                                                    \
+  X(PFNGLGENSEMAPHORESEXTPROC, GenSemaphoresEXT)                                             \
+  X(PFNGLDELETESEMAPHORESEXTPROC, DeleteSemaphoresEXT)                                       \
+  X(PFNGLISSEMAPHOREEXTPROC, IsSemaphoreEXT)                                                 \
+  X(PFNGLSEMAPHOREPARAMETERUI64VEXTPROC, SemaphoreParameterui64vEXT)                         \
+  X(PFNGLGETSEMAPHOREPARAMETERUI64VEXTPROC, GetSemaphoreParameterui64vEXT)                   \
+  X(PFNGLWAITSEMAPHOREEXTPROC, WaitSemaphoreEXT)                                             \
+  X(PFNGLSIGNALSEMAPHOREEXTPROC, SignalSemaphoreEXT)                                         \
+  /* GL_EXT_semaphore_fd (Linux) and GL_EXT_semaphore_win32 (Windows). */                    \
+  X(PFNGLIMPORTSEMAPHOREFDEXTPROC, ImportSemaphoreFdEXT)                                     \
+  X(PFNGLIMPORTSEMAPHOREWIN32HANDLEEXTPROC, ImportSemaphoreWin32HandleEXT)                   \
+  /* GL_NV_timeline_semaphore. */                                                            \
+  X(PFNGLCREATESEMAPHORESNVPROC, CreateSemaphoresNV)                                         \
+  X(PFNGLSEMAPHOREPARAMETERIVNVPROC, SemaphoreParameterivNV)                                 \
+  X(PFNGLGETSEMAPHOREPARAMETERIVNVPROC, GetSemaphoreParameterivNV)                           \
+  /* GL_NV_memory_object_sparse (with GL_ARB_sparse_buffer for the sparse buffer itself). */ \
+  X(PFNGLNAMEDBUFFERPAGECOMMITMENTMEMNVPROC, NamedBufferPageCommitmentMemNV)
+
+/// One context's GL entry points (MEMBRIDGE_GL_FUNCTIONS). A member is null when the context does not
+/// offer it; the capability flags of the context say which groups are complete.
 struct functions {
-  // GL 4.5 core (direct state access).
-  pfn_get_string GetString = nullptr;
-  PFNGLGETSTRINGIPROC GetStringi = nullptr;
-  pfn_get_integerv GetIntegerv = nullptr;
-  pfn_get_error GetError = nullptr;
-  pfn_flush Flush = nullptr;
-  pfn_finish Finish = nullptr;
-  PFNGLCREATEBUFFERSPROC CreateBuffers = nullptr;
-  PFNGLDELETEBUFFERSPROC DeleteBuffers = nullptr;
-  PFNGLNAMEDBUFFERSTORAGEPROC NamedBufferStorage = nullptr;
-  PFNGLNAMEDBUFFERSUBDATAPROC NamedBufferSubData = nullptr;
-  PFNGLGETNAMEDBUFFERSUBDATAPROC GetNamedBufferSubData = nullptr;
-  PFNGLCOPYNAMEDBUFFERSUBDATAPROC CopyNamedBufferSubData = nullptr;
-  PFNGLCREATETEXTURESPROC CreateTextures = nullptr;
-  pfn_delete_textures DeleteTextures = nullptr;
-  PFNGLTEXTUREPARAMETERIPROC TextureParameteri = nullptr;
-  PFNGLGETTEXTUREIMAGEPROC GetTextureImage = nullptr;
-  PFNGLTEXTURESUBIMAGE2DPROC TextureSubImage2D = nullptr;
-  PFNGLMEMORYBARRIERPROC MemoryBarrier = nullptr;
-  // GL_EXT_memory_object.
-  PFNGLGETUNSIGNEDBYTEVEXTPROC GetUnsignedBytevEXT = nullptr;
-  PFNGLGETUNSIGNEDBYTEI_VEXTPROC GetUnsignedBytei_vEXT = nullptr;
-  PFNGLCREATEMEMORYOBJECTSEXTPROC CreateMemoryObjectsEXT = nullptr;
-  PFNGLDELETEMEMORYOBJECTSEXTPROC DeleteMemoryObjectsEXT = nullptr;
-  PFNGLISMEMORYOBJECTEXTPROC IsMemoryObjectEXT = nullptr;
-  PFNGLMEMORYOBJECTPARAMETERIVEXTPROC MemoryObjectParameterivEXT = nullptr;
-  PFNGLNAMEDBUFFERSTORAGEMEMEXTPROC NamedBufferStorageMemEXT = nullptr;
-  PFNGLTEXTURESTORAGEMEM2DEXTPROC TextureStorageMem2DEXT = nullptr;
-  // GL_EXT_memory_object_fd (Linux) and GL_EXT_memory_object_win32 (Windows).
-  PFNGLIMPORTMEMORYFDEXTPROC ImportMemoryFdEXT = nullptr;
-  PFNGLIMPORTMEMORYWIN32HANDLEEXTPROC ImportMemoryWin32HandleEXT = nullptr;
-  // GL_EXT_semaphore.
-  PFNGLGENSEMAPHORESEXTPROC GenSemaphoresEXT = nullptr;
-  PFNGLDELETESEMAPHORESEXTPROC DeleteSemaphoresEXT = nullptr;
-  PFNGLISSEMAPHOREEXTPROC IsSemaphoreEXT = nullptr;
-  PFNGLSEMAPHOREPARAMETERUI64VEXTPROC SemaphoreParameterui64vEXT = nullptr;
-  PFNGLGETSEMAPHOREPARAMETERUI64VEXTPROC GetSemaphoreParameterui64vEXT = nullptr;
-  PFNGLWAITSEMAPHOREEXTPROC WaitSemaphoreEXT = nullptr;
-  PFNGLSIGNALSEMAPHOREEXTPROC SignalSemaphoreEXT = nullptr;
-  // GL_EXT_semaphore_fd (Linux) and GL_EXT_semaphore_win32 (Windows).
-  PFNGLIMPORTSEMAPHOREFDEXTPROC ImportSemaphoreFdEXT = nullptr;
-  PFNGLIMPORTSEMAPHOREWIN32HANDLEEXTPROC ImportSemaphoreWin32HandleEXT = nullptr;
-  // GL_NV_timeline_semaphore.
-  PFNGLCREATESEMAPHORESNVPROC CreateSemaphoresNV = nullptr;
-  PFNGLSEMAPHOREPARAMETERIVNVPROC SemaphoreParameterivNV = nullptr;
-  PFNGLGETSEMAPHOREPARAMETERIVNVPROC GetSemaphoreParameterivNV = nullptr;
-  // GL_NV_memory_object_sparse (with GL_ARB_sparse_buffer for the sparse buffer itself).
-  PFNGLNAMEDBUFFERPAGECOMMITMENTMEMNVPROC NamedBufferPageCommitmentMemNV = nullptr;
+#define MEMBRIDGE_GL_MEMBER(type, name) type name = nullptr;
+  MEMBRIDGE_GL_FUNCTIONS(MEMBRIDGE_GL_MEMBER)
+#undef MEMBRIDGE_GL_MEMBER
 };
 
 /// Where a context's entry points come from: the caller's get_proc_address, or on Windows

@@ -82,26 +82,13 @@ void load_extension(const egl_functions& fn, Fn& member, const char* name) {
 
 egl_functions load_functions(const os::dynamic_library& lib, std::string& missing) {
   egl_functions fn;
-  load_core(lib, fn.GetProcAddress, "eglGetProcAddress", missing);
-  load_core(lib, fn.GetError, "eglGetError", missing);
-  load_core(lib, fn.QueryString, "eglQueryString", missing);
-  load_core(lib, fn.Initialize, "eglInitialize", missing);
-  load_core(lib, fn.Terminate, "eglTerminate", missing);
-  load_core(lib, fn.BindAPI, "eglBindAPI", missing);
-  load_core(lib, fn.ChooseConfig, "eglChooseConfig", missing);
-  load_core(lib, fn.CreateContext, "eglCreateContext", missing);
-  load_core(lib, fn.DestroyContext, "eglDestroyContext", missing);
-  load_core(lib, fn.CreatePbufferSurface, "eglCreatePbufferSurface", missing);
-  load_core(lib, fn.DestroySurface, "eglDestroySurface", missing);
-  load_core(lib, fn.MakeCurrent, "eglMakeCurrent", missing);
-  load_core(lib, fn.GetCurrentContext, "eglGetCurrentContext", missing);
-  load_core(lib, fn.GetCurrentDisplay, "eglGetCurrentDisplay", missing);
-  load_core(lib, fn.GetCurrentSurface, "eglGetCurrentSurface", missing);
+#define MEMBRIDGE_EGL_LOAD_CORE(type, name) load_core(lib, fn.name, "egl" #name, missing);
+  MEMBRIDGE_EGL_CORE_FUNCTIONS(MEMBRIDGE_EGL_LOAD_CORE)
+#undef MEMBRIDGE_EGL_LOAD_CORE
   if (!missing.empty()) return fn;
-  load_extension(fn, fn.QueryDevicesEXT, "eglQueryDevicesEXT");
-  load_extension(fn, fn.QueryDeviceStringEXT, "eglQueryDeviceStringEXT");
-  load_extension(fn, fn.QueryDeviceAttribEXT, "eglQueryDeviceAttribEXT");
-  load_extension(fn, fn.GetPlatformDisplayEXT, "eglGetPlatformDisplayEXT");
+#define MEMBRIDGE_EGL_LOAD_EXTENSION(type, name) load_extension(fn, fn.name, "egl" #name);
+  MEMBRIDGE_EGL_EXTENSION_FUNCTIONS(MEMBRIDGE_EGL_LOAD_EXTENSION)
+#undef MEMBRIDGE_EGL_LOAD_EXTENSION
   return fn;
 }
 

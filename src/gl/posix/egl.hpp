@@ -17,29 +17,37 @@
 
 namespace membridge::gl::detail {
 
-/// The EGL entry points: core EGL 1.4 ones from the library, EXT ones through eglGetProcAddress
-/// (null when not offered).
+// The EGL entry points headless_context calls, once: X(PFN type, Name) for eglName. Core EGL 1.4 ones
+// come from the library (all required), the others through eglGetProcAddress (null when not offered).
+#define MEMBRIDGE_EGL_CORE_FUNCTIONS(X)                   \
+  X(PFNEGLGETPROCADDRESSPROC, GetProcAddress)             \
+  X(PFNEGLGETERRORPROC, GetError)                         \
+  X(PFNEGLQUERYSTRINGPROC, QueryString)                   \
+  X(PFNEGLINITIALIZEPROC, Initialize)                     \
+  X(PFNEGLTERMINATEPROC, Terminate)                       \
+  X(PFNEGLBINDAPIPROC, BindAPI)                           \
+  X(PFNEGLCHOOSECONFIGPROC, ChooseConfig)                 \
+  X(PFNEGLCREATECONTEXTPROC, CreateContext)               \
+  X(PFNEGLDESTROYCONTEXTPROC, DestroyContext)             \
+  X(PFNEGLCREATEPBUFFERSURFACEPROC, CreatePbufferSurface) \
+  X(PFNEGLDESTROYSURFACEPROC, DestroySurface)             \
+  X(PFNEGLMAKECURRENTPROC, MakeCurrent)                   \
+  X(PFNEGLGETCURRENTCONTEXTPROC, GetCurrentContext)       \
+  X(PFNEGLGETCURRENTDISPLAYPROC, GetCurrentDisplay)       \
+  X(PFNEGLGETCURRENTSURFACEPROC, GetCurrentSurface)
+// EGL_EXT_device_enumeration / EGL_EXT_device_query / EGL_EXT_platform_base.
+#define MEMBRIDGE_EGL_EXTENSION_FUNCTIONS(X)                \
+  X(PFNEGLQUERYDEVICESEXTPROC, QueryDevicesEXT)             \
+  X(PFNEGLQUERYDEVICESTRINGEXTPROC, QueryDeviceStringEXT)   \
+  X(PFNEGLQUERYDEVICEATTRIBEXTPROC, QueryDeviceAttribEXT)   \
+  X(PFNEGLGETPLATFORMDISPLAYEXTPROC, GetPlatformDisplayEXT)
+
+/// The EGL entry points (MEMBRIDGE_EGL_CORE_FUNCTIONS and MEMBRIDGE_EGL_EXTENSION_FUNCTIONS).
 struct egl_functions {
-  PFNEGLGETPROCADDRESSPROC GetProcAddress = nullptr;
-  PFNEGLGETERRORPROC GetError = nullptr;
-  PFNEGLQUERYSTRINGPROC QueryString = nullptr;
-  PFNEGLINITIALIZEPROC Initialize = nullptr;
-  PFNEGLTERMINATEPROC Terminate = nullptr;
-  PFNEGLBINDAPIPROC BindAPI = nullptr;
-  PFNEGLCHOOSECONFIGPROC ChooseConfig = nullptr;
-  PFNEGLCREATECONTEXTPROC CreateContext = nullptr;
-  PFNEGLDESTROYCONTEXTPROC DestroyContext = nullptr;
-  PFNEGLCREATEPBUFFERSURFACEPROC CreatePbufferSurface = nullptr;
-  PFNEGLDESTROYSURFACEPROC DestroySurface = nullptr;
-  PFNEGLMAKECURRENTPROC MakeCurrent = nullptr;
-  PFNEGLGETCURRENTCONTEXTPROC GetCurrentContext = nullptr;
-  PFNEGLGETCURRENTDISPLAYPROC GetCurrentDisplay = nullptr;
-  PFNEGLGETCURRENTSURFACEPROC GetCurrentSurface = nullptr;
-  // EGL_EXT_device_enumeration / EGL_EXT_device_query / EGL_EXT_platform_base.
-  PFNEGLQUERYDEVICESEXTPROC QueryDevicesEXT = nullptr;
-  PFNEGLQUERYDEVICESTRINGEXTPROC QueryDeviceStringEXT = nullptr;
-  PFNEGLQUERYDEVICEATTRIBEXTPROC QueryDeviceAttribEXT = nullptr;
-  PFNEGLGETPLATFORMDISPLAYEXTPROC GetPlatformDisplayEXT = nullptr;
+#define MEMBRIDGE_EGL_MEMBER(type, name) type name = nullptr;
+  MEMBRIDGE_EGL_CORE_FUNCTIONS(MEMBRIDGE_EGL_MEMBER)
+  MEMBRIDGE_EGL_EXTENSION_FUNCTIONS(MEMBRIDGE_EGL_MEMBER)
+#undef MEMBRIDGE_EGL_MEMBER
 };
 
 /// An opened libEGL, its functions and its client extensions. Shared by the contexts made from it,

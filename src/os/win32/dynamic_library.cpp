@@ -21,25 +21,6 @@ result<dynamic_library> dynamic_library::open(const std::string& name) {
   return dynamic_library(reinterpret_cast<void*>(module), name);
 }
 
-dynamic_library::dynamic_library(dynamic_library&& other) noexcept
-    : handle_(other.handle_), name_(std::move(other.name_)) {
-  other.handle_ = nullptr;
-  other.name_.clear();
-}
-
-dynamic_library& dynamic_library::operator=(dynamic_library&& other) noexcept {
-  if (this != &other) {
-    reset();
-    handle_ = other.handle_;
-    name_ = std::move(other.name_);
-    other.handle_ = nullptr;
-    other.name_.clear();
-  }
-  return *this;
-}
-
-dynamic_library::~dynamic_library() { reset(); }
-
 void dynamic_library::reset() noexcept {
   if (handle_ == nullptr) return;
   if (::FreeLibrary(reinterpret_cast<HMODULE>(handle_)) == 0)

@@ -38,13 +38,15 @@ struct context_state {
   VkInstance instance = VK_NULL_HANDLE;
   VkPhysicalDevice physical_device = VK_NULL_HANDLE;
   VkDevice device = VK_NULL_HANDLE;
-  queue_info graphics;
-  queue_info transfer;
-  queue_info sparse;
+  // Identity: the UUID CUDA reports too, the device name, the driver's own description, the API version.
   device_uuid uuid;
   std::string name;
   std::string driver_info;
   std::uint32_t api_version = 0;
+  // The queues membridge submits to (graphics, transfer, sparse binding).
+  queue_info graphics;
+  queue_info transfer;
+  queue_info sparse;
   context_capabilities caps{};
   std::vector<std::string> missing_extensions;
   VkPhysicalDeviceMemoryProperties memory{};

@@ -3,6 +3,7 @@
 // releases it only after success.
 #include "../detail/external_handle.hpp"
 
+#include "../detail/external_support.hpp"
 #include "../detail/vk_error.hpp"
 
 namespace membridge::vulkan::detail {
@@ -30,16 +31,7 @@ result<VkResult> allocate_imported(const context_state& s, os::borrowed_shareabl
 result<VkSemaphore> create_timeline_semaphore(const context_state& s, std::uint64_t initial_value, bool exportable) {
   VkExportSemaphoreCreateInfo export_info{VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO};
   export_info.handleTypes = semaphore_handle_type;
-  VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
-  type.pNext = exportable ? &export_info : nullptr;
-  type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
-  type.initialValue = initial_value;
-  VkSemaphoreCreateInfo sci{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
-  sci.pNext = &type;
-  VkSemaphore semaphore = VK_NULL_HANDLE;
-  if (const VkResult rc = s.table.vkCreateSemaphore(s.device, &sci, nullptr, &semaphore); rc != VK_SUCCESS)
-    return make_error(rc, "vkCreateSemaphore", "a timeline semaphore");
-  return semaphore;
+  return create_timeline(s, initial_value, exportable ? &export_info : nullptr);
 }
 
 result<void> import_semaphore(const context_state& s, VkSemaphore semaphore, os::borrowed_shareable_handle handle) {

@@ -4,8 +4,13 @@
 // descriptor that grants the current user alone.
 #include "../detail/external_handle.hpp"
 
+#include "../detail/external_support.hpp"
 #include "../detail/vk_error.hpp"
-#include "user_security.hpp"
+
+#include <membridge/os/current_user_security.hpp>
+
+#include <optional>
+#include <utility>
 
 namespace membridge::vulkan::detail {
 
@@ -17,11 +22,11 @@ constexpr DWORD shared_read_write = 0x80000000UL | 0x1UL;
 
 }  // namespace
 
-const VkExternalMemoryHandleTypeFlagBits memory_handle_type = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_BIT;
-const VkExternalSemaphoreHandleTypeFlagBits semaphore_handle_type = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_BIT;
 const char* const memory_extension = VK_KHR_EXTERNAL_MEMORY_WIN32_EXTENSION_NAME;
 const char* const semaphore_extension = VK_KHR_EXTERNAL_SEMAPHORE_WIN32_EXTENSION_NAME;
 const char* const handle_name = "opaque NT handle";
+const VkExternalMemoryHandleTypeFlagBits memory_handle_type = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_BIT;
+const VkExternalSemaphoreHandleTypeFlagBits semaphore_handle_type = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_BIT;
 
 result<VkResult> allocate_imported(const context_state& s, os::borrowed_shareable_handle handle,
                                    VkMemoryAllocateInfo allocate, VkDeviceMemory& memory) {
@@ -34,27 +39,20 @@ result<VkResult> allocate_imported(const context_state& s, os::borrowed_shareabl
 }
 
 result<VkSemaphore> create_timeline_semaphore(const context_state& s, std::uint64_t initial_value, bool exportable) {
-  user_security security;
+  std::optional<os::current_user_security> security;
   if (exportable) {
-    MEMBRIDGE_TRY_ASSIGN(security, user_security::create());
+    MEMBRIDGE_TRY_ASSIGN(auto made, os::current_user_security::create());
+    security.emplace(std::move(made));
   }
   VkExportSemaphoreWin32HandleInfoKHR win32_info{VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_WIN32_HANDLE_INFO_KHR};
-  win32_info.pAttributes = security.attributes();
+  win32_info.pAttributes =
+      security ? static_cast<const SECURITY_ATTRIBUTES*>(security->security_attributes()) : nullptr;
   win32_info.dwAccess = shared_read_write;
   win32_info.name = nullptr;  // unnamed: reached only through handles membridge hands out
   VkExportSemaphoreCreateInfo export_info{VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO};
   export_info.pNext = &win32_info;
   export_info.handleTypes = semaphore_handle_type;
-  VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
-  type.pNext = exportable ? &export_info : nullptr;
-  type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
-  type.initialValue = initial_value;
-  VkSemaphoreCreateInfo sci{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
-  sci.pNext = &type;
-  VkSemaphore semaphore = VK_NULL_HANDLE;
-  if (const VkResult rc = s.table.vkCreateSemaphore(s.device, &sci, nullptr, &semaphore); rc != VK_SUCCESS)
-    return make_error(rc, "vkCreateSemaphore", "a timeline semaphore");
-  return semaphore;
+  return create_timeline(s, initial_value, exportable ? &export_info : nullptr);
 }
 
 result<void> import_semaphore(const context_state& s, VkSemaphore semaphore, os::borrowed_shareable_handle handle) {
