@@ -313,6 +313,7 @@ int run(const config& c) {
                 {"runtime_version", runtime_version},
                 {"config", config_json},
                 {"lanes", lanes_json},
+                {"launch_floor", floor_json},
                 {"goals", gj},
                 {"all_goals_met", all},
                 {"data_checked", true}});
