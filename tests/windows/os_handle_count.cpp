@@ -1,4 +1,5 @@
 #include "os_handle_count.hpp"
+#include "runtime_priming.hpp"
 
 #include <windows.h>
 #include <winternl.h>
@@ -53,10 +54,20 @@ long open_handle_count() {
   return -1;
 }
 
-void handle_leak_listener::OnTestStart(const ::testing::TestInfo& /*info*/) { before_ = open_handle_count(); }
+void handle_leak_listener::OnTestStart(const ::testing::TestInfo& /*info*/) {
+  settle_thread_runtime();
+  before_ = open_handle_count();
+}
 
 void handle_leak_listener::OnTestEnd(const ::testing::TestInfo& /*info*/) {
-  const long after = open_handle_count();
+  // mingw-w64's thread runtime tidies a finished thread lazily (settle_thread_runtime) and may close
+  // its event later still: poll for up to 2 s before judging (a real leak stays).
+  settle_thread_runtime();
+  long after = open_handle_count();
+  for (int i = 0; i < 200 && after >= 0 && before_ >= 0 && after != before_; ++i) {
+    ::Sleep(10);
+    after = open_handle_count();
+  }
   if (before_ < 0 || after < 0) {
     ADD_FAILURE() << "NtQuerySystemInformation cannot count this process's handles";
     return;

@@ -15,7 +15,8 @@ namespace membridge::cuda {
 /// Every function of driver_api, in declaration order, with the ABI version its member has: X(name,
 /// version) declares `PFN_<name>_v<version> name` and driver::load() asks cuGetProcAddress for `name`
 /// at exactly that version. cuda.h's version macros rename some members (cuMemGetInfo ->
-/// cuMemGetInfo_v2) consistently in the struct and the loader, while #name stays the symbol looked up.
+/// cuMemGetInfo_v2) consistently in the struct and the loader, while the stringised name stays the symbol
+/// looked up.
 #define MEMBRIDGE_CUDA_DRIVER_ENTRIES(X)                                                                        \
   /* Initialisation, versions and error names. */                                                               \
   X(cuInit, 2000)                                                                                               \
@@ -108,7 +109,12 @@ namespace membridge::cuda {
 /// per MEMBRIDGE_CUDA_DRIVER_ENTRIES entry.
 struct driver_api {
 #define MEMBRIDGE_CUDA_DRIVER_MEMBER_(name, version) PFN_##name##_v##version name = nullptr;
+  // Each member: the driver function of the same name at the ABI version MEMBRIDGE_CUDA_DRIVER_ENTRIES
+  // gives it, nullptr until driver::load() or a test fills it. The API reference lists them through
+  // that macro's documentation (Doxygen defines MEMBRIDGE_DOXYGEN).
+#ifndef MEMBRIDGE_DOXYGEN
   MEMBRIDGE_CUDA_DRIVER_ENTRIES(MEMBRIDGE_CUDA_DRIVER_MEMBER_)
+#endif
 #undef MEMBRIDGE_CUDA_DRIVER_MEMBER_
 };
 

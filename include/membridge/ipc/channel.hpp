@@ -312,7 +312,7 @@ class listener {
   /// handle to the client process).
   [[nodiscard]] result<channel> accept(std::chrono::milliseconds timeout);
 
-  /// The socket file's path / the pipe's full name (\\.\pipe\...).
+  /// The socket file's path / the pipe's full name (in Windows' pipe namespace, `\\.\pipe\` + name).
   [[nodiscard]] const std::string& path() const noexcept { return path_; }
   /// True when a socket / pipe instance is held.
   [[nodiscard]] bool valid() const noexcept { return handle_.valid(); }
