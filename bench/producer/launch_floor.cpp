@@ -20,12 +20,6 @@ using steady = std::chrono::steady_clock;
 
 double micros(steady::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
 
-template <class T>
-T value_or_fail(result<T>&& r, const std::string& doing) {
-  if (!r) throw bench_failure(doing + ": " + r.error().message());
-  return std::move(r).value();
-}
-
 /// A graph of one frame step, captured on `stream` (the runtime's graph and exec; destroyed with it).
 /// Ownership: owns both.
 class kernel_graph {
@@ -91,14 +85,14 @@ launch_floor_samples measure_launch_floor(const cuda::device& cu, const vulkan::
       }
       // The consumed value this frame's wait needs, from the host (Vulkan), before the timed call.
       if (frame >= 1) {
-        const auto signalled = timeline.consumed().signal(sync::frame_timeline::consumed_value(frame - 1));
-        if (!signalled) throw bench_failure("timeline_semaphore::signal (scratch consumed): " + signalled.error().message());
+        ok_or_fail(timeline.consumed().signal(sync::frame_timeline::consumed_value(frame - 1)),
+                   "timeline_semaphore::signal (scratch consumed)");
       }
       sync::producer_graph::launch_timing timing;
       const auto t0 = steady::now();
       const auto launched = graph.launch(stream.get(), frame, &timing);
       const auto t1 = steady::now();
-      if (!launched) throw bench_failure("producer_graph::launch (scratch): " + launched.error().message());
+      ok_or_fail(launched, "producer_graph::launch (scratch)");
       ++frame;
       if (timed) {
         out.updated_graph_us.push_back(micros(t1 - t0));
