@@ -15,6 +15,9 @@
 
 #include <cuda_runtime.h>
 
+#include <pthread.h>
+#include <sched.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -115,6 +118,39 @@ struct handoff {
   }
 };
 
+/// The calling thread pinned to one CPU while the object lives (pthread_setaffinity_np), its former
+/// CPU set restored at destruction. A CPU of -1 pins nothing. Threads started while it lives inherit
+/// the pin: start them first.
+class cpu_pin {
+ public:
+  /// Pins the calling thread to `cpu` (-1: nothing). Throws bench_failure when the CPU set cannot
+  /// be read or `cpu` is not one this process may run on (the message names it).
+  explicit cpu_pin(int cpu) {
+    if (cpu < 0) return;
+    if (cpu >= CPU_SETSIZE) throw bench_failure("--pin-cpu " + std::to_string(cpu) + ": beyond CPU_SETSIZE");
+    if (const int rc = pthread_getaffinity_np(pthread_self(), sizeof saved_, &saved_); rc != 0)
+      throw bench_failure("pthread_getaffinity_np failed (" + std::to_string(rc) + ")");
+    if (CPU_ISSET(static_cast<std::size_t>(cpu), &saved_) == 0)
+      throw bench_failure("--pin-cpu " + std::to_string(cpu) + ": not a CPU this process may run on");
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(static_cast<std::size_t>(cpu), &one);
+    if (const int rc = pthread_setaffinity_np(pthread_self(), sizeof one, &one); rc != 0)
+      throw bench_failure("pthread_setaffinity_np to CPU " + std::to_string(cpu) + " failed (" + std::to_string(rc) + ")");
+    pinned_ = true;
+  }
+  cpu_pin(const cpu_pin&) = delete;
+  cpu_pin& operator=(const cpu_pin&) = delete;
+  /// Restores the former CPU set (a failure is ignored: the thread stays pinned).
+  ~cpu_pin() {
+    if (pinned_) (void)pthread_setaffinity_np(pthread_self(), sizeof saved_, &saved_);
+  }
+
+ private:
+  cpu_set_t saved_{};
+  bool pinned_ = false;
+};
+
 /// One block of frames as both benchmarks pace it: absolute frames first .. first + total - 1, the
 /// first `warmup` of them untimed, `slots` frames in flight.
 struct paced_block {
@@ -123,11 +159,13 @@ struct paced_block {
   std::uint64_t warmup = 0;            ///< Untimed frames at its start.
   std::uint32_t slots = 1;             ///< Ring slots (frames in flight).
   const char* consumer_wait = nullptr; ///< What the producer waits for, e.g. "waiting for the consumer to submit a frame".
+  int pin_cpu = -1;                    ///< The producer thread's CPU during the block (-1: not pinned; the consumer never is).
 };
 
 /// Runs block `b` on two threads. A consumer thread, per frame n: waits until the producer enqueued
 /// it, then (as a renderer reusing its frame resources) until frame n - slots was consumed, then
-/// calls submit(n). This thread, per frame n: waits until the consumer submitted frame n - slots,
+/// calls submit(n). This thread (pinned to `b.pin_cpu` once the consumer thread has started, unless
+/// -1; its CPU set restored at the end), per frame n: waits until the consumer submitted frame n - slots,
 /// records `ev0` on `stream` before the first timed frame, calls produce(n) between two steady_clock
 /// readings and, for a timed frame, timed(microseconds); `ev1` is recorded after the last frame.
 /// After a failure on either thread, unblock() runs (so no stream or queue waits forever) and the
@@ -153,6 +191,7 @@ void run_paced_block(const paced_block& b, const sync::frame_timeline& timeline,
     }
   });
   try {
+    const cpu_pin pin(b.pin_cpu);  // after the consumer started: it must not inherit the pin
     for (std::uint64_t i = 0; i < b.total; ++i) {
       const std::uint64_t n = b.first + i;
       // The slot is free on the GPU once frame n - slots was consumed: wait on the host only until
