@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -209,12 +210,12 @@ struct counted_timeline {
       ok_or_fail(timeline.consumed().signal(sync::frame_timeline::consumed_value(frame - 1)),
                  "timeline_semaphore::signal (scratch consumed)");
   }
-  /// Throws unless produced reached the last frame's value (every signal ran).
-  void check(const char* what) const {
+  /// Empty when produced reached the last frame's value (every signal ran), else what went wrong.
+  [[nodiscard]] std::string check(const char* what) const {
     const std::uint64_t produced = value_or_fail(timeline.produced().value(), "timeline_semaphore::value (scratch)");
-    if (produced < frame)
-      throw bench_failure(std::string("the scratch produced semaphore of ") + what + " reads " +
-                          std::to_string(produced) + " after " + std::to_string(frame) + " updated launches");
+    if (produced >= frame) return {};
+    return std::string("the scratch produced semaphore of ") + what + " reads " + std::to_string(produced) +
+           " after " + std::to_string(frame) + " updated launches";
   }
 };
 
@@ -223,6 +224,7 @@ struct counted_timeline {
 launch_floor_samples measure_launch_floor(const cuda::device& cu, const vulkan::device_context& vk, int rounds,
                                           int launches) {
   constexpr int sync_every = 16;
+  launch_floor_samples out;
   // Scratch timelines of one slot that nobody consumes: the fixed graphs signal produced = 1 again and
   // again (and wait for consumed >= 0), each updated way 1, 2, 3, ... on its own (a timeline never goes
   // back). frame_memory's log holds every launch of every way, warm-up included.
@@ -239,14 +241,26 @@ launch_floor_samples measure_launch_floor(const cuda::device& cu, const vulkan::
   mem.reset(1, stream.get());
   const step_args args = mem.args(0, 0);
   const cuda::driver& drv = *cu.shared_driver();
-  const PFN_cuGraphExecNodeSetParams_v12020 generic_call = generic_set_params();
+  // The two ways that rely on what the driver may refuse (the generic call, capturing the semaphore
+  // operations) are left out with the reason rather than ending the benchmark.
+  PFN_cuGraphExecNodeSetParams_v12020 generic_call = nullptr;
+  try {
+    generic_call = generic_set_params();
+  } catch (const bench_failure& e) {
+    out.generic_error = e.what();
+  }
   const CUexternalSemaphore fixed_consumed = fixed_timeline.cuda_consumed().native();
   const CUexternalSemaphore fixed_produced = fixed_timeline.cuda_produced().native();
   const built_graph alone(drv, args, stream.get(), shape::plain, nullptr, nullptr);
   const built_graph child_only(drv, args, stream.get(), shape::child, nullptr, nullptr);
   const built_graph signal_only(drv, args, stream.get(), shape::child, nullptr, fixed_produced);
   const built_graph wait_only(drv, args, stream.get(), shape::child, fixed_consumed, nullptr);
-  const built_graph captured(drv, args, stream.get(), shape::captured, fixed_consumed, fixed_produced);
+  std::optional<built_graph> captured;
+  try {
+    captured.emplace(drv, args, stream.get(), shape::captured, fixed_consumed, fixed_produced);
+  } catch (const bench_failure& e) {
+    out.captured_error = e.what();
+  }
   built_graph typed_graph(drv, args, stream.get(), shape::child, typed.timeline.cuda_consumed().native(),
                           typed.timeline.cuda_produced().native());
   built_graph generic_graph(drv, args, stream.get(), shape::child, generic.timeline.cuda_consumed().native(),
@@ -261,7 +275,6 @@ launch_floor_samples measure_launch_floor(const cuda::device& cu, const vulkan::
   auto graph = value_or_fail(sync::producer_graph::create(cu, updated.timeline, record),
                              "sync::producer_graph::create (scratch)");
 
-  launch_floor_samples out;
   // A graph launched as instantiated: only the launch is timed.
   const auto launch_fixed = [&](CUgraphExec exec, std::vector<double>& samples, bool timed) {
     const auto t0 = steady::now();
@@ -281,8 +294,12 @@ launch_floor_samples measure_launch_floor(const cuda::device& cu, const vulkan::
     const auto t1 = steady::now();
     const CUresult launched_rc = updated_rc == CUDA_SUCCESS ? drv.api().cuGraphLaunch(g.exec(), stream.get()) : updated_rc;
     const auto t2 = steady::now();
-    check_cu(drv, updated_rc,
-             how == update_call::typed ? "cuGraphExecExternalSemaphores*NodeSetParams" : "cuGraphExecNodeSetParams");
+    if (how == update_call::generic && updated_rc != CUDA_SUCCESS) {  // the way stops, the benchmark goes on
+      out.generic_error = "cuGraphExecNodeSetParams failed: " + drv.error_name(updated_rc);
+      generic_call = nullptr;
+      return;
+    }
+    check_cu(drv, updated_rc, "cuGraphExecExternalSemaphores*NodeSetParams");
     check_cu(drv, launched_rc, "cuGraphLaunch");
     ++tl.frame;
     if (timed) {
@@ -299,7 +316,9 @@ launch_floor_samples measure_launch_floor(const cuda::device& cu, const vulkan::
         case way::signal: launch_fixed(signal_only.exec(), out.signal_graph_us, timed); break;
         case way::wait: launch_fixed(wait_only.exec(), out.wait_graph_us, timed); break;
         case way::semaphore: launch_fixed(fixed_graph.native(0), out.semaphore_graph_us, timed); break;
-        case way::captured: launch_fixed(captured.exec(), out.captured_graph_us, timed); break;
+        case way::captured:
+          if (captured) launch_fixed(captured->exec(), out.captured_graph_us, timed);
+          break;
         case way::updated: {
           updated.consume_previous();  // the consumed value this frame's wait needs, before the timed call
           sync::producer_graph::launch_timing timing;
@@ -319,8 +338,9 @@ launch_floor_samples measure_launch_floor(const cuda::device& cu, const vulkan::
                        timed);
           break;
         case way::generic:
-          launch_built(generic_graph, generic, update_call::generic, out.generic_updated_graph_us,
-                       out.generic_update_only_us, timed);
+          if (generic_call != nullptr)
+            launch_built(generic_graph, generic, update_call::generic, out.generic_updated_graph_us,
+                         out.generic_update_only_us, timed);
           break;
       }
     }
@@ -331,9 +351,16 @@ launch_floor_samples measure_launch_floor(const cuda::device& cu, const vulkan::
     for (int q = 0; q < way_count; ++q) run_way(static_cast<way>((q + r) % way_count), true);
   // Each updated timeline's produced semaphore ends at its way's last frame (its signals all ran), or
   // the measurement did not measure what it says.
-  updated.check("producer_graph::launch");
-  typed.check("the per-type updates");
-  generic.check("the generic updates");
+  for (const auto* tl : {&updated, &typed})
+    if (const std::string wrong = tl->check(tl == &updated ? "producer_graph::launch" : "the per-type updates");
+        !wrong.empty())
+      throw bench_failure(wrong);
+  if (generic_call != nullptr)
+    if (std::string wrong = generic.check("the generic updates"); !wrong.empty()) {
+      out.generic_error = std::move(wrong);  // its figures measured updates that did not take
+      out.generic_updated_graph_us.clear();
+      out.generic_update_only_us.clear();
+    }
   return out;
 }
 

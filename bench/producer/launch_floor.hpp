@@ -23,6 +23,7 @@
 #include <membridge/vulkan/device_context.hpp>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace membridge::bench::producer_bench {
@@ -41,11 +42,14 @@ struct launch_floor_samples {
   std::vector<double> typed_update_only_us;     ///< Of the above, the two SetParams calls.
   std::vector<double> generic_updated_graph_us; ///< Built here: two cuGraphExecNodeSetParams + cuGraphLaunch.
   std::vector<double> generic_update_only_us;   ///< Of the above, the two SetParams calls.
+  std::string captured_error;  ///< Why captured_graph_us is empty (the driver refused the capture), else empty.
+  std::string generic_error;   ///< Why the generic_* samples are empty (no such call, it failed), else empty.
 };
 
 /// Runs `rounds` rounds of `launches` launches of each way, interleaved (the order rotating per round),
 /// synchronising the stream every 16 launches outside the timed calls. Throws bench_failure on a
-/// failed call.
+/// failed call, except for the flat capture and the generic update (their *_error says why they
+/// were left out).
 [[nodiscard]] launch_floor_samples measure_launch_floor(const cuda::device& cu, const vulkan::device_context& vk,
                                                         int rounds, int launches);
 

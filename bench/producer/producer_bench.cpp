@@ -266,11 +266,12 @@ double worst_host(const std::vector<lane>& lanes, way w) {
   return worst;
 }
 
-// The launch floor's ways: JSON key, what the text line calls it, samples.
+// The launch floor's ways: JSON key, what the text line calls it, samples, why they may be missing.
 struct floor_way {
   const char* key;
   const char* label;
   const std::vector<double>* samples;
+  const std::string* error = nullptr;
 };
 
 void print_launch_floor(const launch_floor_samples& floor, json& floor_json) {
@@ -281,17 +282,23 @@ void print_launch_floor(const launch_floor_samples& floor, json& floor_json) {
       {"wait_graph_us", "consumed wait node + kernel (no signal node), no update", &floor.wait_graph_us},
       {"semaphore_graph_us", "producer graph as instantiated (wait, kernel, signal), no update", &floor.semaphore_graph_us},
       {"captured_graph_us", "wait, kernel, signal captured into one flat graph (no child node), no update",
-       &floor.captured_graph_us},
+       &floor.captured_graph_us, &floor.captured_error},
       {"updated_graph_us", "producer_graph::launch (two updates + launch)", &floor.updated_graph_us},
       {"updated_launch_only_us", "  of which cuGraphLaunch", &floor.updated_launch_only_us},
       {"typed_updated_graph_us", "the same graph built here, updated by cuGraphExecExternalSemaphores*NodeSetParams",
        &floor.typed_updated_graph_us},
       {"typed_update_only_us", "  of which the two updates", &floor.typed_update_only_us},
       {"generic_updated_graph_us", "the same graph built here, updated by cuGraphExecNodeSetParams (CUDA 12.2+)",
-       &floor.generic_updated_graph_us},
-      {"generic_update_only_us", "  of which the two updates", &floor.generic_update_only_us}};
+       &floor.generic_updated_graph_us, &floor.generic_error},
+      {"generic_update_only_us", "  of which the two updates", &floor.generic_update_only_us, &floor.generic_error}};
   std::cout << "launch floor (scratch timelines, 1 kernel, host us per call: median / p10)\n";
   for (const floor_way& w : ways) {
+    if (w.samples->empty()) {  // a way the driver refused: the reason instead of figures
+      const std::string why = w.error != nullptr && !w.error->empty() ? *w.error : "no samples";
+      floor_json[w.key] = {{"error", why}};
+      std::cout << "  " << w.label << ": not measured (" << why << ")\n";
+      continue;
+    }
     json fj = to_json(summarize(*w.samples), 3);
     fj["p99"] = rounded(p99(*w.samples), 3);
     floor_json[w.key] = fj;
