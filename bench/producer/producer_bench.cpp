@@ -45,22 +45,15 @@ struct config : frame_options {
 // (the measurement up to this commit, and where the breakdown by call comes from).
 enum class path : std::uint8_t { stream = 0, graph = 1, graph_timed = 2 };
 constexpr int path_count = 3;
-const char* path_name(path p) {
-  switch (p) {
-    case path::stream: return "stream calls";
-    case path::graph: return "producer_graph";
-    case path::graph_timed: return "producer_graph, timed by call";
-  }
-  return "?";
-}
-const char* path_key(path p) {
-  switch (p) {
-    case path::stream: return "stream";
-    case path::graph: return "graph";
-    case path::graph_timed: return "graph_timed";
-  }
-  return "?";
-}
+// Each path's name in the table and key in the JSON, in path order.
+struct path_text {
+  const char* name;
+  const char* key;
+};
+constexpr path_text path_texts[path_count] = {
+    {"stream calls", "stream"}, {"producer_graph", "graph"}, {"producer_graph, timed by call", "graph_timed"}};
+const char* path_name(path p) { return path_texts[static_cast<int>(p)].name; }
+const char* path_key(path p) { return path_texts[static_cast<int>(p)].key; }
 
 // A way of running a block: a path, the producer thread pinned or not. Index: path + 3 * pinned.
 struct way {
