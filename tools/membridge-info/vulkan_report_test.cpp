@@ -51,7 +51,7 @@ constexpr const char* cpu_uuid = "6d6e6f70-7172-7374-7576-7778797a7b7c";
 
 /// The identity of a hand-made device (its UUID's bytes start at uuid_first).
 struct fake_identity {
-  int index;
+  std::uint32_t index;
   const char* name;
   const char* type;
   const char* driver_name;
