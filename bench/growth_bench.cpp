@@ -25,11 +25,9 @@ namespace bench = membridge::bench;
 namespace growth = membridge::bench::growth;
 using bench::exit_ok;
 
-/// The command line.
-struct options {
-  int rounds = 25;        ///< Interleaved rounds of each growth method (a round takes ~30 ms on an H100).
-  std::string json_path;  ///< Where to write the JSON line too (empty: stdout only).
-  int device = 0;         ///< CUDA device ordinal.
+/// The command line: --rounds, and --json and --device (common_options).
+struct options : bench::common_options {
+  int rounds = 25;  ///< Interleaved rounds of each growth method (a round takes ~30 ms on an H100).
 };
 
 /// Reads the command line into `opts`. Returns an exit status when the program should stop now
@@ -40,8 +38,7 @@ std::optional<int> parse_options(int argc, char** argv, options& opts) {
   app.add_option("--rounds", opts.rounds, "interleaved rounds of each growth method")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
-  bench::add_json_option(app, opts.json_path);
-  bench::add_device_option(app, opts.device);
+  bench::add_common_options(app, opts);
   return bench::parse_command_line(app, argc, argv);
 }
 

@@ -1,6 +1,7 @@
 #include "ipc_viewer.hpp"
 
 #include "child_exec.hpp"
+#include "fixed_text.hpp"
 
 #include <membridge/ipc/subscriber.hpp>
 #include <membridge/sync/ipc_buffers.hpp>
@@ -93,13 +94,6 @@ struct frames_msg {
   double tick_us[capacity] = {};
   particles::particle history[capacity * viewed_samples] = {};
 };
-
-template <std::size_t N>
-void copy_text(char (&to)[N], std::string_view text) noexcept {
-  const std::size_t n = std::min(text.size(), N - 1);
-  std::memcpy(to, text.data(), n);
-  to[n] = '\0';
-}
 
 template <class T>
 void send_msg(int fd, const T& value) {

@@ -1,6 +1,6 @@
 #include "support.hpp"
 
-#include "vk_error.hpp"  // particles::vk_result_name
+#include "vk_error.hpp"  // apps::vk_result_name
 
 #include <atomic>
 #include <cstdio>
@@ -14,7 +14,7 @@ namespace membridge::bench::frame_loop {
 
 void check_vk(VkResult rc, std::string_view call, std::source_location where) {
   if (rc != VK_SUCCESS)
-    throw bench_failure(where_text(where) + ' ' + std::string(call) + ": " + particles::vk_result_name(rc) + " (" +
+    throw bench_failure(where_text(where) + ' ' + std::string(call) + ": " + apps::vk_result_name(rc) + " (" +
                         std::to_string(static_cast<int>(rc)) + ")");
 }
 

@@ -144,17 +144,31 @@ void finish_gpu_intervals(growth_round& r, gpu_clock& clock) {
   for (const double us : g.intervals_us) r.gpu_interval_ms.push_back(us / 1000.0);
 }
 
+/// What a round of part (b) starts with: its record, the device memory above a drained baseline, the
+/// pattern of the words that must persist through growth, the lane of its frame seeds, its frame
+/// count, a stream and a mismatch counter.
+struct round_start {
+  growth_round r;
+  peak_memory peak;
+  std::uint32_t pseed;
+  std::uint32_t lane;
+  std::size_t total;
+  cuda_stream stream;
+  device_counter wrong;
+};
+
+/// Starts round `round_id` of `which`: persistent pattern gpu::pattern(round_id, pattern_base), frame
+/// seed lane lane_base + round_id (the drain for the baseline comes first).
+round_start start_round(path which, const growth_plan& p, std::uint32_t round_id, std::uint32_t pattern_base,
+                        std::uint32_t lane_base) {
+  return {growth_round{.which = which}, peak_memory(drained_baseline()), gpu::pattern(round_id, pattern_base),
+          lane_base + round_id, p.total_frames(), cuda_stream{}, device_counter{}};
+}
+
 // ---------------------------------------------------------------------------------- legacy ---
 
 growth_round legacy_round(const growth_plan& p, std::uint32_t round_id) {
-  growth_round r;
-  r.which = path::legacy;
-  peak_memory peak(drained_baseline());
-  const std::uint32_t pseed = gpu::pattern(round_id, 0x0b0b0000U);
-  const std::uint32_t lane = 100 + round_id;
-  const std::size_t total = p.total_frames();
-  cuda_stream stream;
-  device_counter wrong;
+  auto [r, peak, pseed, lane, total, stream, wrong] = start_round(path::legacy, p, round_id, 0x0b0b0000U, 100);
   history frames_seen(total);
   history persistent_seen(total);
   peak.rebase();  // the fixed setup is in the baseline, as in membridge_round
@@ -277,15 +291,8 @@ std::pair<GLuint, std::size_t> locate(const std::vector<gl::buffer_segment>& seg
 
 growth_round membridge_round(const bench_env& env, const growth_plan& p, std::uint32_t round_id,
                              shared_context* shared, growth_result& result) {
-  growth_round r;
-  r.which = path::membridge;
-  peak_memory peak(drained_baseline());
-  const std::uint32_t pseed = gpu::pattern(round_id, 0x0c0c0000U);
-  const std::uint32_t lane = 200 + round_id;
-  const std::size_t total = p.total_frames();
+  auto [r, peak, pseed, lane, total, stream, wrong] = start_round(path::membridge, p, round_id, 0x0c0c0000U, 200);
   const bool threads = env.order == ordering::semaphores;
-  cuda_stream stream;
-  device_counter wrong;
   history frames_seen(total);
   history persistent_seen(total);
   sync::frame_timeline timeline;

@@ -36,6 +36,8 @@ using namespace membridge::literals;
 
 namespace {
 
+using rt::mib;
+
 constexpr std::size_t particle_bytes = 32;
 
 struct paced_config {
@@ -85,8 +87,6 @@ std::pair<GLuint, std::size_t> locate(const std::vector<gl::buffer_segment>& seg
   throw bench_failure("part (p): offset " + std::to_string(offset) + " lies outside GL's view");
 }
 
-std::string mib(std::size_t bytes) { return std::to_string(bytes >> 20U) + " MiB"; }
-
 paced_run run_one(const bench_env& env, shared_context& shared, const paced_config& c) {
   paced_run out;
   const std::size_t frames = c.frames();
@@ -123,21 +123,11 @@ paced_run run_one(const bench_env& env, shared_context& shared, const paced_conf
     try {
       MEMBRIDGE_GL_BENCH_CUDA(cudaSetDevice(env.cu->ordinal()));
       std::size_t count = c.start_particles;
+      const rt::growth_target target{buffer, buffer_mutex, log, particle_bytes};
       for (std::size_t n = 0; n < frames && !stop; ++n) {
-        for (std::size_t d = submitted.load(); d < n && !stop; d = submitted.load()) submitted.wait(d);
+        rt::wait_submitted(submitted, n, stop);
         if (stop) break;
-        if (n > 0 && n % static_cast<std::size_t>(c.frames_per_step) == 0 && count < c.final_particles) {
-          const std::size_t before = buffer.capacity();
-          const auto t0 = steady::now();
-          {
-            const std::lock_guard lock(buffer_mutex);
-            ok_or_fail(buffer.grow(2 * count * particle_bytes), "growable_buffer::grow");
-          }
-          log.add("grow to " + mib(2 * count * particle_bytes) +
-                      (buffer.capacity() != before ? " (maps " + mib(buffer.capacity() - before) + ")" : " (no map)"),
-                  t0, steady::now());
-          count *= 2;
-        }
+        count = rt::grow_for_frame(target, n, count, c.frames_per_step, c.final_particles);
         counts[n] = count;
         ok_or_fail(timeline.cuda_acquire(stream.get(), n), "cuda_acquire");
         check_cuda(rt::stamp_particles(base, count, static_cast<std::uint32_t>(n + 1), stream.get()), "stamp_particles");
@@ -254,11 +244,7 @@ paced_run run_one(const bench_env& env, shared_context& shared, const paced_conf
     h.fail(std::current_exception());
   }
   const bool watched = watcher.join();
-  stop = true;
-  submitted.store(frames + 1);
-  submitted.notify_all();
-  produced.store(frames);
-  produced.notify_all();
+  rt::stop_waits(stop, submitted, produced, frames);
   producer.join();
   follower.join();
   glFinish();
@@ -332,20 +318,12 @@ json run_paced_growth(const bench_env& env, std::ostream& out, double hz, std::s
   json costs = json::object();
   double goal_ratio = 0, goal_worst = 0, goal_raw = 0;
   for (std::size_t i = 0; i < configs.size(); ++i) {
-    double ratio = 0, raw = 0, warmup = 0, worst = 0, per_max = 0;
-    std::size_t over = 0, lag = 0;
-    std::vector<double> lat_med, per_med;
+    paced_rounds all;
+    std::size_t lag = 0;
     json jr = json::array();
     for (const paced_run& g : runs[i]) {
-      ratio = std::max(ratio, g.frames.shown_worst_over_median);
-      raw = std::max(raw, g.frames.worst_over_median);
-      warmup = std::max(warmup, g.frames.warmup_worst_ms);
-      worst = std::max(worst, g.frames.latency_worst_ms);
-      per_max = std::max(per_max, g.frames.period_worst_ms);
-      over += g.frames.over_budget;
+      all.add(g.frames);
       lag = std::max(lag, g.lag_max);
-      lat_med.push_back(g.frames.latency_median_ms);
-      per_med.push_back(g.frames.period_median_ms);
       jr.push_back({{"latency_median_ms", g.frames.latency_median_ms}, {"latency_p99_ms", g.frames.latency_p99_ms},
                     {"latency_worst_ms", g.frames.latency_worst_ms}, {"over_budget", g.frames.over_budget},
                     {"period_median_ms", g.frames.period_median_ms}, {"period_worst_ms", g.frames.period_worst_ms},
@@ -358,16 +336,17 @@ json run_paced_growth(const bench_env& env, std::ostream& out, double hz, std::s
         for (const double v : ms) costs[configs[i].label()][what].push_back(v);
     }
     out << std::left << std::setw(48) << configs[i].label() << std::right << std::setprecision(3) << std::setw(9)
-        << median_of(lat_med) << std::setw(9) << worst << std::setw(6) << over << std::setw(9) << median_of(per_med)
-        << std::setw(9) << per_max << std::setw(9) << raw << std::setw(10) << ratio << std::setw(5) << lag
-        << std::setw(9) << warmup << "\n";
+        << median_of(all.latency_medians) << std::setw(9) << all.latency_worst_ms << std::setw(6) << all.over_budget
+        << std::setw(9) << median_of(all.period_medians) << std::setw(9) << all.period_worst_ms << std::setw(9)
+        << all.worst_over_median << std::setw(10) << all.shown_worst_over_median << std::setw(5) << lag << std::setw(9)
+        << all.warmup_worst_ms << "\n";
     for (const paced_run& g : runs[i])
       for (const std::string& line : g.frames.worst_overlaps) out << "    " << line << "\n";
     jconfigs.push_back({{"config", configs[i].label()}, {"runs", jr}});
     if (i == goal_index) {
-      goal_ratio = ratio;
-      goal_raw = raw;
-      goal_worst = worst;
+      goal_ratio = all.shown_worst_over_median;
+      goal_raw = all.worst_over_median;
+      goal_worst = all.latency_worst_ms;
     }
   }
   out << "follow work per chunk (median ms, count):\n";

@@ -2,6 +2,7 @@
 
 #include <membridge/core/units.hpp>
 
+#include <array>
 #include <cmath>
 #include <ostream>
 #include <string_view>
@@ -284,18 +285,30 @@ void print_attach(std::ostream& out, const run_config& config, const run_results
 
 }
 
+/// A part of (b)'s latency: its JSON key, its table label and its summary in the digest (one list for
+/// the table and the JSON).
+struct growth_part {
+  const char* key;
+  const char* label;
+  summary digest::*member;
+};
+
+constexpr std::array<growth_part, 7> growth_parts{{
+    {"grow_us", "grow() in the producer (not in the latency)", &digest::grow},
+    {"publish_us", "publish_growth (export + update message)", &digest::publish},
+    {"delivery_us", "delivery (-> subscriber's next_event returns)", &digest::delivery},
+    {"follow_us", "follow_growth (import + map + access)", &digest::follow},
+    {"touch_us", "kernel on the new range (launch -> done)", &digest::touch},
+    {"to_followed_us", "grow() returned -> follow_growth done", &digest::to_followed},
+    {"total_us", "grow() returned -> kernel done", &digest::total},
+}};
+
 void print_growth(std::ostream& out, const run_config& config, const digest& d) {
   out << "(b) growth by " << format_bytes(growth_step_bytes) << " reaching a subscriber (" << config.rounds << " rounds x "
       << config.growth_steps << " steps after 1 warm-up round; CLOCK_MONOTONIC in both processes; the kernel reads\n"
       << "    one word per " << format_bytes(touch_stride) << " of the new range); times in us\n";
   text_table growth = summary_table("part");
-  growth.add_row(row("grow() in the producer (not in the latency)", d.grow));
-  growth.add_row(row("publish_growth (export + update message)", d.publish));
-  growth.add_row(row("delivery (-> subscriber's next_event returns)", d.delivery));
-  growth.add_row(row("follow_growth (import + map + access)", d.follow));
-  growth.add_row(row("kernel on the new range (launch -> done)", d.touch));
-  growth.add_row(row("grow() returned -> follow_growth done", d.to_followed));
-  growth.add_row(row("grow() returned -> kernel done", d.total));
+  for (const growth_part& part : growth_parts) growth.add_row(row(part.label, d.*part.member));
   growth.print(out);
   out << '\n';
 
@@ -413,14 +426,9 @@ json other_gpu_json(const run_config& config, const run_results& r, const digest
 }
 
 json growth_json(const run_results& r, const digest& d) {
-  return {{"samples", r.growth.size()},
-          {"grow_us", to_json(d.grow, 2)},
-          {"publish_us", to_json(d.publish, 2)},
-          {"delivery_us", to_json(d.delivery, 2)},
-          {"follow_us", to_json(d.follow, 2)},
-          {"touch_us", to_json(d.touch, 2)},
-          {"to_followed_us", to_json(d.to_followed, 2)},
-          {"total_us", to_json(d.total, 2)}};
+  json j = {{"samples", r.growth.size()}};
+  for (const growth_part& part : growth_parts) j[part.key] = to_json(d.*part.member, 2);
+  return j;
 }
 
 json pipeline_json(const pipeline_digest& p) {

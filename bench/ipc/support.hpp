@@ -5,6 +5,7 @@
 #pragma once
 
 #include "cuda_support.hpp"
+#include "fixed_text.hpp"
 
 #include <membridge/core/result.hpp>
 #include <membridge/ipc/publisher.hpp>
@@ -149,14 +150,6 @@ enum class consumer_api : std::uint32_t {
 inline constexpr std::size_t path_capacity = 108;
 /// Longest resource name a request carries (ipc::max_name_size + NUL).
 inline constexpr std::size_t name_capacity = 65;
-
-/// Copies `text` into a fixed char array (truncating; always NUL-terminated).
-template <std::size_t N>
-void copy_text(char (&to)[N], std::string_view text) noexcept {
-  const std::size_t n = text.size() < N - 1 ? text.size() : N - 1;
-  std::memcpy(to, text.data(), n);
-  to[n] = '\0';
-}
 
 /// A request without fields (growth_end, quit).
 struct plain_request {

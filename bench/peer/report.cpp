@@ -6,6 +6,7 @@
 #include <cmath>
 #include <iostream>
 #include <string_view>
+#include <utility>
 
 namespace membridge::bench::peer {
 
@@ -24,6 +25,33 @@ std::vector<std::string> summary_row(std::string a, std::string b, const summary
 text_table bandwidth_table(std::string first, std::string second) {
   return text_table({{std::move(first)}, {std::move(second)}, {"median GB/s", align::right},
                      {"min", align::right}, {"max", align::right}});
+}
+
+/// A bandwidth table's row: two label cells and the samples' summary.
+struct bandwidth_line {
+  std::string first;
+  std::string second;
+  const summary& samples;
+};
+
+/// A ratio table's row.
+struct ratio_line {
+  std::string what;
+  const ratio& value;
+};
+
+/// The bandwidth table of `lines` (columns `first`, `second`), then the ratio table titled `ratio_title`
+/// of `ratios`, each followed by a blank line.
+void print_comparison(std::string first, std::string second, const std::vector<bandwidth_line>& lines,
+                      std::string ratio_title, const std::vector<ratio_line>& ratios) {
+  text_table table = bandwidth_table(std::move(first), std::move(second));
+  for (const bandwidth_line& l : lines) table.add_row(summary_row(l.first, l.second, l.samples));
+  table.print(std::cout);
+  std::cout << '\n';
+  text_table ratio_rows = ratio_table(std::move(ratio_title));
+  for (const ratio_line& l : ratios) ratio_rows.add_row(ratio_row(l.what, l.value));
+  ratio_rows.print(std::cout);
+  std::cout << '\n';
 }
 
 /// "GPU 0 -> GPU 1".
@@ -113,18 +141,10 @@ void print_link(const run_config& c, const link_report& r) {
             << "kernels on GPU " << c.local << " use GPU " << c.remote
             << "'s memory through membridge (vmm_allocation + address_range + mapping + set_access);\n"
             << "the copy engine copies between cudaMalloc buffers with cudaMemcpyPeerAsync (peer access enabled)\n";
-  text_table table = bandwidth_table("transfer", "data");
-  table.add_row(summary_row("kernel read (read16)", in, r.kernel_read));
-  table.add_row(summary_row("copy engine", in, r.copy_read));
-  table.add_row(summary_row("kernel write (write16)", out, r.kernel_write));
-  table.add_row(summary_row("copy engine", out, r.copy_write));
-  table.print(std::cout);
-  std::cout << '\n';
-  text_table ratios = ratio_table("kernel / copy engine");
-  ratios.add_row(ratio_row("read, " + in, r.read));
-  ratios.add_row(ratio_row("write, " + out, r.write));
-  ratios.print(std::cout);
-  std::cout << '\n';
+  print_comparison("transfer", "data",
+                   {{"kernel read (read16)", in, r.kernel_read}, {"copy engine", in, r.copy_read},
+                    {"kernel write (write16)", out, r.kernel_write}, {"copy engine", out, r.copy_write}},
+                   "kernel / copy engine", {{"read, " + in, r.read}, {"write, " + out, r.write}});
 }
 
 void print_goals(const link_report& r) {
@@ -150,18 +170,10 @@ void print_spread(const run_config& c, const spread_report& r) {
             << " warm-up, CUDA events, every read's checksum checked\n";
   const std::string local = "GPU " + std::to_string(c.local);
   const std::string remote = "GPU " + std::to_string(c.remote);
-  text_table table = bandwidth_table("read by", "buffer");
-  table.add_row(summary_row(local, "spread", r.spread_on_local));
-  table.add_row(summary_row(local, "own (all on " + local + ")", r.own_on_local));
-  table.add_row(summary_row(remote, "spread", r.spread_on_remote));
-  table.add_row(summary_row(remote, "own (all on " + remote + ")", r.own_on_remote));
-  table.print(std::cout);
-  std::cout << '\n';
-  text_table ratios = ratio_table("spread / own");
-  ratios.add_row(ratio_row("read by " + local, r.local_ratio));
-  ratios.add_row(ratio_row("read by " + remote, r.remote_ratio));
-  ratios.print(std::cout);
-  std::cout << '\n';
+  print_comparison("read by", "buffer",
+                   {{local, "spread", r.spread_on_local}, {local, "own (all on " + local + ")", r.own_on_local},
+                    {remote, "spread", r.spread_on_remote}, {remote, "own (all on " + remote + ")", r.own_on_remote}},
+                   "spread / own", {{"read by " + local, r.local_ratio}, {"read by " + remote, r.remote_ratio}});
 }
 
 json report_json(const gpu_pair& gpus, const std::vector<cuda::peer_link>& matrix, const run_config& config,

@@ -3,11 +3,17 @@
 
 #include "pacing.hpp"
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <string>
 #include <vector>
+
+namespace membridge::cuda {
+class growable_buffer;
+}  // namespace membridge::cuda
 
 namespace membridge::bench::realtime {
 
@@ -45,5 +51,32 @@ struct growth_run {
   std::size_t final_bytes = 0;
   double lag_frames_max = 0;                   ///< Frames from a grow until the renderer drew the new size.
 };
+
+/// "64 MiB": whole MiB (rounded down), for the work log.
+[[nodiscard]] std::string mib(std::size_t bytes);
+
+/// Blocks until `submitted` (frames the render thread submitted) reaches `n`, or `stop` is set: the
+/// producer stays one frame ahead of the render thread.
+void wait_submitted(const std::atomic<std::size_t>& submitted, std::size_t n, const std::atomic<bool>& stop);
+
+/// Ends a run's waits: sets `stop`, moves `submitted` past the last of `frames` frames and `produced`
+/// to `frames`, and wakes every thread waiting on either (the producer, the follower, the watcher).
+void stop_waits(std::atomic<bool>& stop, std::atomic<std::size_t>& submitted, std::atomic<std::size_t>& produced,
+                std::size_t frames);
+
+/// Where a producer's particles grow. Ownership: borrows all three; they outlive every call.
+struct growth_target {
+  cuda::growable_buffer& buffer;  ///< The particles.
+  std::mutex& buffer_mutex;       ///< Held by grow() here and by the follower's follow_step.
+  work_log& log;                  ///< Each grow() is logged here.
+  std::size_t particle_bytes;     ///< Bytes per particle.
+};
+
+/// Frame n's particle count: `count` doubled when n > 0 starts a step (every `frames_per_step` frames)
+/// and `count` is below `final_particles`, the buffer then grown to hold them (under the lock) and
+/// the grow logged as "grow to 128 MiB (maps 64 MiB)" or "(no map)"; else `count`. Throws
+/// bench_failure when grow() fails.
+[[nodiscard]] std::size_t grow_for_frame(const growth_target& target, std::size_t n, std::size_t count, int frames_per_step,
+                                         std::size_t final_particles);
 
 }  // namespace membridge::bench::realtime

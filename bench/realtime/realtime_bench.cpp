@@ -108,25 +108,12 @@ int run(const options& o) {
   double goal_worst = 0;
   std::size_t checks = 0;
   for (std::size_t i = 0; i < configs.size(); ++i) {
-    double worst_ratio = 0;
-    double raw_ratio = 0;
-    double warmup = 0;
-    double worst_latency = 0;
-    std::size_t over = 0;
+    membridge::bench::paced_rounds all;
     double lag = 0;
-    std::vector<double> lat_med, per_med, lat_p99, per_worst;
     json jr = json::array();
     for (const rt::growth_run& g : runs[i]) {
-      worst_ratio = std::max(worst_ratio, g.frames.shown_worst_over_median);
-      raw_ratio = std::max(raw_ratio, g.frames.worst_over_median);
-      warmup = std::max(warmup, g.frames.warmup_worst_ms);
-      worst_latency = std::max(worst_latency, g.frames.latency_worst_ms);
-      over += g.frames.over_budget;
+      all.add(g.frames);
       lag = std::max(lag, g.lag_frames_max);
-      lat_med.push_back(g.frames.latency_median_ms);
-      lat_p99.push_back(g.frames.latency_p99_ms);
-      per_med.push_back(g.frames.period_median_ms);
-      per_worst.push_back(g.frames.period_worst_ms);
       checks += g.data_checks;
       json jrun = summary_json(g.frames);
       jrun["lag_frames_max"] = g.lag_frames_max;
@@ -137,17 +124,17 @@ int run(const options& o) {
         for (const double ms : cost.ms) costs[configs[i].label()][what].push_back(ms);
     }
     std::cout << std::left << std::setw(30) << configs[i].label() << std::right << std::setprecision(3) << std::setw(10)
-              << median_of(lat_med) << std::setw(10) << *std::max_element(lat_p99.begin(), lat_p99.end())
-              << std::setw(10) << worst_latency << std::setw(8) << over << std::setw(10) << median_of(per_med)
-              << std::setw(10) << *std::max_element(per_worst.begin(), per_worst.end()) << std::setw(9) << raw_ratio
-              << std::setw(9) << worst_ratio << std::setw(6) << lag << std::setw(9) << warmup << "\n";
+              << median_of(all.latency_medians) << std::setw(10) << all.latency_p99_ms << std::setw(10)
+              << all.latency_worst_ms << std::setw(8) << all.over_budget << std::setw(10) << median_of(all.period_medians)
+              << std::setw(10) << all.period_worst_ms << std::setw(9) << all.worst_over_median << std::setw(9)
+              << all.shown_worst_over_median << std::setw(6) << lag << std::setw(9) << all.warmup_worst_ms << "\n";
     for (const rt::growth_run& g : runs[i])
       for (const std::string& line : g.frames.worst_overlaps) std::cout << "    " << line << "\n";
     jconfigs.push_back({{"config", configs[i].label()}, {"runs", jr}});
     if (configs[i].mode == rt::follow_mode::ahead && configs[i].max_chunk == o.goal_chunk_mib * 1_MiB) {
-      goal_ratio = worst_ratio;
-      goal_raw = raw_ratio;
-      goal_worst = worst_latency;
+      goal_ratio = all.shown_worst_over_median;
+      goal_raw = all.worst_over_median;
+      goal_worst = all.latency_worst_ms;
     }
   }
   std::cout << "follow work per chunk (median ms, count):\n";

@@ -119,8 +119,6 @@ std::size_t probe_particle(std::size_t n, std::size_t visible, std::size_t start
   return low + (n * 104729U + 7U) % (visible - low);
 }
 
-std::string mib(std::size_t bytes) { return std::to_string(bytes >> 20U) + " MiB"; }
-
 }  // namespace
 
 growth_run run_vulkan_growth(fl::session& s, const growth_config& c) {
@@ -173,22 +171,13 @@ growth_run run_vulkan_growth(fl::session& s, const growth_config& c) {
     try {
       fl::check_cuda(cudaSetDevice(s.ordinal), "cudaSetDevice");
       std::size_t count = c.start_particles;
+      const growth_target target{buffer, buffer_mutex, log, particle_bytes};
       for (std::size_t n = 0; n < frames && !stop; ++n) {
-        for (std::size_t d = submitted.load(); d < n && !stop; d = submitted.load()) submitted.wait(d);
+        wait_submitted(submitted, n, stop);
         if (stop) break;
-        if (n > 0 && n % static_cast<std::size_t>(c.frames_per_step) == 0 && count < c.final_particles) {
-          const std::size_t before = buffer.capacity();
-          const auto t0 = steady::now();
-          {
-            const std::lock_guard lock(buffer_mutex);
-            fl::ok_or_fail(buffer.grow(2 * count * particle_bytes), "growable_buffer::grow");
-          }
-          const auto t1 = steady::now();
-          log.add("grow to " + mib(2 * count * particle_bytes) +
-                      (buffer.capacity() != before ? " (maps " + mib(buffer.capacity() - before) + ")" : " (no map)"),
-                  t0, t1);
-          check_cuda(seed_particles(particles, count, 2 * count, s.stream.get()), "seed_particles (new half)");
-          count *= 2;
+        if (const std::size_t grown = grow_for_frame(target, n, count, c.frames_per_step, c.final_particles); grown != count) {
+          check_cuda(seed_particles(particles, count, grown, s.stream.get()), "seed_particles (new half)");
+          count = grown;
           wake.notify_all();
         }
         counts[n] = count;
@@ -278,12 +267,8 @@ growth_run run_vulkan_growth(fl::session& s, const growth_config& c) {
     fail(std::current_exception());
   }
   const bool watched = watcher.join();
-  stop = true;
+  stop_waits(stop, submitted, produced, frames);
   wake.notify_all();
-  submitted.store(frames + 1);
-  submitted.notify_all();
-  produced.store(frames);
-  produced.notify_all();
   producer.join();
   follower.join();
   (void)s.renderer.wait_idle();

@@ -1,5 +1,5 @@
 // bench/support/cli.hpp: the command-line pieces every benchmark repeats (CLI11): --json FILE,
-// --device N, and parsing that turns --help and a bad command line into an exit status.
+// --device N (alone or as common_options), and parsing that turns --help and a bad command line into an exit status.
 // Header-only: link CLI11::CLI11.
 #pragma once
 
@@ -24,6 +24,18 @@ inline CLI::Option* add_json_option(CLI::App& app, std::string& path) {
 /// --device N: the CUDA device ordinal (non-negative, default shown) into `device`.
 inline CLI::Option* add_device_option(CLI::App& app, int& device) {
   return app.add_option("--device", device, "CUDA device ordinal")->check(CLI::NonNegativeNumber)->capture_default_str();
+}
+
+/// The options most benchmarks share: --json FILE and --device N.
+struct common_options {
+  std::string json_path;  ///< Where to write the JSON line too (empty: stdout only).
+  int device = 0;         ///< CUDA device ordinal.
+};
+
+/// Adds --json (add_json_option) and --device (add_device_option), read into `options`.
+inline void add_common_options(CLI::App& app, common_options& options) {
+  add_json_option(app, options.json_path);
+  add_device_option(app, options.device);
 }
 
 /// Parses the command line, then runs `validate` (which may throw CLI::ValidationError). Returns an

@@ -107,4 +107,16 @@ paced_summary summarise_paced(const pacer& p, std::size_t frames, const std::vec
   return s;
 }
 
+void paced_rounds::add(const paced_summary& s) {
+  latency_worst_ms = std::max(latency_worst_ms, s.latency_worst_ms);
+  latency_p99_ms = std::max(latency_p99_ms, s.latency_p99_ms);
+  period_worst_ms = std::max(period_worst_ms, s.period_worst_ms);
+  worst_over_median = std::max(worst_over_median, s.worst_over_median);
+  shown_worst_over_median = std::max(shown_worst_over_median, s.shown_worst_over_median);
+  warmup_worst_ms = std::max(warmup_worst_ms, s.warmup_worst_ms);
+  over_budget += s.over_budget;
+  latency_medians.push_back(s.latency_median_ms);
+  period_medians.push_back(s.period_median_ms);
+}
+
 }  // namespace membridge::bench

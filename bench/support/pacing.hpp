@@ -109,4 +109,21 @@ struct paced_summary {
 [[nodiscard]] paced_summary summarise_paced(const pacer& p, std::size_t frames, const std::vector<steady::time_point>& done,
                                             const std::vector<work_event>& events, std::size_t skip = 2);
 
+/// Several paced runs of one configuration taken together (add() each run's summary): the worst of
+/// each run's figure, every run's medians (for their median), and the frames over budget of all.
+struct paced_rounds {
+  double latency_worst_ms = 0;          ///< Worst latency of any run.
+  double latency_p99_ms = 0;            ///< Worst p99 latency of any run.
+  double period_worst_ms = 0;           ///< Worst raw completion period of any run.
+  double worst_over_median = 0;         ///< Worst raw period / median of any run.
+  double shown_worst_over_median = 0;   ///< Worst shown period / median of any run.
+  double warmup_worst_ms = 0;           ///< Worst warm-up latency of any run.
+  std::size_t over_budget = 0;          ///< Frames over the budget, all runs.
+  std::vector<double> latency_medians;  ///< Each run's median latency.
+  std::vector<double> period_medians;   ///< Each run's median raw completion period.
+
+  /// Takes in one run.
+  void add(const paced_summary& s);
+};
+
 }  // namespace membridge::bench

@@ -52,14 +52,12 @@ constexpr std::uint32_t workgroups = 16384;
 constexpr std::size_t memory_slack = 512_MiB;
 
 /// The command line.
-struct options {
+struct options : bench::common_options {
   std::size_t size_mib = 2048;  ///< Bytes each buffer holds, MiB.
   std::size_t chunk_mib = 256;  ///< chunk_policy::max_chunk of the imported buffer, MiB.
   int pairs = 30;               ///< Timed pairs (one dispatch over each memory).
   int warmup = 5;               ///< Pairs before them, checked but not recorded.
   bool quick = false;           ///< --quick.
-  std::string json_path;        ///< Where to write the JSON line too (empty: stdout only).
-  int device = 0;               ///< CUDA device ordinal.
 };
 
 /// Reads the command line into `opts`. Returns an exit status when the program should stop now
@@ -80,8 +78,7 @@ std::optional<int> parse_options(int argc, char** argv, options& opts) {
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();
   app.add_flag("--quick", opts.quick, "512 MiB in 128 MiB chunks, 2 warm-up + 5 timed pairs (a smoke run)");
-  bench::add_json_option(app, opts.json_path);
-  bench::add_device_option(app, opts.device);
+  bench::add_common_options(app, opts);
   if (const auto stop = bench::parse_command_line(app, argc, argv)) return stop;
   if (opts.quick) {
     if (app.count("--size-mib") == 0) opts.size_mib = 512;

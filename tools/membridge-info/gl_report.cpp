@@ -88,15 +88,12 @@ json json_of(const gl_egl_device& d) {
 }
 
 json json_of(const gl_context_report& c) {
-  json j = json::object();
-  j["renderer"] = c.renderer;
-  j["version"] = c.version;
-  j["memory_object_fd"] = c.memory_object_fd;
-  j["semaphore_fd"] = c.semaphore_fd;
-  j["timeline_semaphore"] = c.timeline_semaphore;
-  j["sparse_growth"] = c.sparse_growth;
-  j["sparse_growth_blocked"] = c.sparse_growth_blocked;
-  return j;
+  using t = gl_context_report;
+  return fields_json(c, json_field{"renderer", &t::renderer}, json_field{"version", &t::version},
+                     json_field{"memory_object_fd", &t::memory_object_fd}, json_field{"semaphore_fd", &t::semaphore_fd},
+                     json_field{"timeline_semaphore", &t::timeline_semaphore},
+                     json_field{"sparse_growth", &t::sparse_growth},
+                     json_field{"sparse_growth_blocked", &t::sparse_growth_blocked});
 }
 
 json json_of(const gl_device_report& d) {

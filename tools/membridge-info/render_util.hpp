@@ -1,5 +1,5 @@
-// membridge-info's rendering helpers, shared by the CUDA and Vulkan sections: aligned text rows and
-// the JSON form of an error.
+// membridge-info's rendering helpers, shared by the CUDA, Vulkan and GL sections: aligned text rows,
+// the JSON form of an error and of a struct's plain members.
 #pragma once
 
 #include <membridge/core/error.hpp>
@@ -43,6 +43,21 @@ inline json json_of(const std::optional<error>& e) {
   json j = json::object();
   j["category"] = std::string(to_string(e->code()));
   j["message"] = e->message();
+  return j;
+}
+
+/// A plain member of `T` (a bool, number or string) and its key in the JSON report.
+template <class T, class M>
+struct json_field {
+  const char* key;  ///< The JSON key.
+  M T::*member;     ///< The member written under it.
+};
+
+/// The JSON object { key: value.*member, ... } of `fields`, in their order.
+template <class T, class... M>
+json fields_json(const T& value, const json_field<T, M>&... fields) {
+  json j = json::object();
+  ((j[fields.key] = value.*fields.member), ...);
   return j;
 }
 

@@ -7,6 +7,7 @@
 #include <membridge/core/units.hpp>
 #include <membridge/cuda/vmm_allocation.hpp>
 
+#include <array>
 #include <cstdint>
 #include <string_view>
 #include <utility>
@@ -143,16 +144,28 @@ void identity_rows(std::string& out, const device_identity& id) {
   row(out, "  ", "PCI bus id", id.pci_bus_id.empty() ? "(unknown)" : id.pci_bus_id);
 }
 
+// A capability: its JSON key, its text label and the flag (one list for the text and the JSON).
+struct capability_field {
+  const char* key;
+  const char* label;
+  bool cuda::device_capabilities::*member;
+};
+
+using caps = cuda::device_capabilities;
+constexpr std::array<capability_field, 8> capability_fields{{
+    {"virtual_memory_management", "virtual memory (VMM)", &caps::virtual_memory_management},
+    {"posix_fd_handles", "POSIX fd handles", &caps::posix_fd_handles},
+    {"win32_handles", "Win32 handles", &caps::win32_handles},
+    {"fabric_handles", "fabric handles", &caps::fabric_handles},
+    {"gpu_direct_rdma_with_vmm", "GPUDirect RDMA with VMM", &caps::gpu_direct_rdma_with_vmm},
+    {"generic_compression", "generic compression", &caps::generic_compression},
+    {"timeline_semaphore_interop", "timeline semaphore interop", &caps::timeline_semaphore_interop},
+    {"unified_addressing", "unified addressing", &caps::unified_addressing},
+}};
+
 void capability_rows(std::string& out, const cuda::device_capabilities& c) {
   out += "  capabilities:\n";
-  row(out, "    ", "virtual memory (VMM)", yes_no(c.virtual_memory_management));
-  row(out, "    ", "POSIX fd handles", yes_no(c.posix_fd_handles));
-  row(out, "    ", "Win32 handles", yes_no(c.win32_handles));
-  row(out, "    ", "fabric handles", yes_no(c.fabric_handles));
-  row(out, "    ", "GPUDirect RDMA with VMM", yes_no(c.gpu_direct_rdma_with_vmm));
-  row(out, "    ", "generic compression", yes_no(c.generic_compression));
-  row(out, "    ", "timeline semaphore interop", yes_no(c.timeline_semaphore_interop));
-  row(out, "    ", "unified addressing", yes_no(c.unified_addressing));
+  for (const auto& f : capability_fields) row(out, "    ", f.label, yes_no(c.*f.member));
 }
 
 void memory_row(std::string& out, const cuda_device_report& d) {
@@ -245,15 +258,16 @@ json or_null(const std::optional<T>& value) {
 
 json json_of(const cuda::device_capabilities& c) {
   json j = json::object();
-  j["virtual_memory_management"] = c.virtual_memory_management;
-  j["posix_fd_handles"] = c.posix_fd_handles;
-  j["win32_handles"] = c.win32_handles;
-  j["fabric_handles"] = c.fabric_handles;
-  j["gpu_direct_rdma_with_vmm"] = c.gpu_direct_rdma_with_vmm;
-  j["generic_compression"] = c.generic_compression;
-  j["timeline_semaphore_interop"] = c.timeline_semaphore_interop;
-  j["unified_addressing"] = c.unified_addressing;
+  for (const auto& f : capability_fields) j[f.key] = c.*f.member;
   return j;
+}
+
+json json_of(const cuda::peer_link& p) {
+  using t = cuda::peer_link;
+  return fields_json(p, json_field{"from", &t::from}, json_field{"to", &t::to}, json_field{"access", &t::access},
+                     json_field{"native_atomics", &t::native_atomics},
+                     json_field{"cuda_array_access", &t::array_access},
+                     json_field{"performance_rank", &t::performance_rank});
 }
 
 void identity_fields(json& j, const device_identity& id) {
@@ -315,16 +329,7 @@ json json_of(const cuda_report& c) {
   j["devices"] = json::array();
   for (const auto& d : c.devices) j["devices"].push_back(json_of(d));
   j["peers"] = json::array();
-  for (const auto& p : c.peers) {
-    json pj = json::object();
-    pj["from"] = p.from;
-    pj["to"] = p.to;
-    pj["access"] = p.access;
-    pj["native_atomics"] = p.native_atomics;
-    pj["cuda_array_access"] = p.array_access;
-    pj["performance_rank"] = p.performance_rank;
-    j["peers"].push_back(pj);
-  }
+  for (const auto& p : c.peers) j["peers"].push_back(json_of(p));
   j["peers_error"] = json_of(c.peers_error);
   return j;
 }

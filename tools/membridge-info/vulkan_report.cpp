@@ -118,27 +118,25 @@ void device_section(std::string& out, const vulkan_device_report& d) {
 // ---------------------------------------------------------------------------------- JSON ---
 
 json json_of(const vulkan_external_memory& m) {
-  json j = json::object();
-  j["fd_extension"] = m.fd_extension;
-  j["opaque_fd_buffer_import"] = m.opaque_fd_buffer_import;
-  j["dedicated_only"] = m.dedicated_only;
-  return j;
+  using t = vulkan_external_memory;
+  return fields_json(m, json_field{"fd_extension", &t::fd_extension},
+                     json_field{"opaque_fd_buffer_import", &t::opaque_fd_buffer_import},
+                     json_field{"dedicated_only", &t::dedicated_only});
 }
 
 json json_of(const vulkan_external_semaphore& s) {
-  json j = json::object();
-  j["fd_extension"] = s.fd_extension;
-  j["timeline_opaque_fd_export"] = s.timeline_opaque_fd_export;
-  j["timeline_opaque_fd_import"] = s.timeline_opaque_fd_import;
-  return j;
+  using t = vulkan_external_semaphore;
+  return fields_json(s, json_field{"fd_extension", &t::fd_extension},
+                     json_field{"timeline_opaque_fd_export", &t::timeline_opaque_fd_export},
+                     json_field{"timeline_opaque_fd_import", &t::timeline_opaque_fd_import});
 }
 
 json json_of(const vulkan_sparse_binding& s) {
-  json j = json::object();
-  j["supported"] = s.supported();
-  j["sparse_binding"] = s.sparse_binding;
-  j["sparse_residency_buffer"] = s.sparse_residency_buffer;
-  j["sparse_queue_family"] = s.sparse_queue_family;
+  using t = vulkan_sparse_binding;
+  json j = {{"supported", s.supported()}};
+  j.update(fields_json(s, json_field{"sparse_binding", &t::sparse_binding},
+                       json_field{"sparse_residency_buffer", &t::sparse_residency_buffer},
+                       json_field{"sparse_queue_family", &t::sparse_queue_family}));
   return j;
 }
 

@@ -49,16 +49,33 @@ device_uuid uuid_from(std::uint8_t first) {
 constexpr const char* gpu_uuid = "10111213-1415-1617-1819-1a1b1c1d1e1f";
 constexpr const char* cpu_uuid = "6d6e6f70-7172-7374-7576-7778797a7b7c";
 
+/// The identity of a hand-made device (its UUID's bytes start at uuid_first).
+struct fake_identity {
+  std::uint32_t index;
+  const char* name;
+  const char* type;
+  const char* driver_name;
+  const char* driver_info;
+  std::uint32_t api_version;
+  std::uint8_t uuid_first;
+};
+
+/// A device with `id` and nothing else set (what the fixtures below start from).
+vulkan_device_report device_with(const fake_identity& id) {
+  vulkan_device_report d;
+  d.index = id.index;
+  d.name = id.name;
+  d.type = id.type;
+  d.driver_name = id.driver_name;
+  d.driver_info = id.driver_info;
+  d.api_version = id.api_version;
+  d.uuid = uuid_from(id.uuid_first);
+  return d;
+}
+
 /// A GPU with everything membridge's Vulkan bridge needs, and the fake CUDA device 0's UUID.
 vulkan_device_report ready_gpu() {
-  vulkan_device_report d;
-  d.index = 0;
-  d.name = "Fake NVIDIA GPU";
-  d.type = "DISCRETE_GPU";
-  d.driver_name = "NVIDIA";
-  d.driver_info = "580.65.06";
-  d.api_version = api_version(1, 4, 312);
-  d.uuid = uuid_from(0x10);
+  vulkan_device_report d = device_with({0, "Fake NVIDIA GPU", "DISCRETE_GPU", "NVIDIA", "580.65.06", api_version(1, 4, 312), 0x10});
   d.external_memory = {true, true, false};
   d.external_semaphore = {true, true, true};
   d.timeline_semaphore = true;
@@ -70,14 +87,8 @@ vulkan_device_report ready_gpu() {
 
 /// What lavapipe looks like: fd memory import, no semaphore fds, no sparse binding.
 vulkan_device_report lavapipe_like() {
-  vulkan_device_report d;
-  d.index = 1;
-  d.name = "llvmpipe (LLVM 15.0.6, 256 bits)";
-  d.type = "CPU";
-  d.driver_name = "llvmpipe";
-  d.driver_info = "Mesa 22.3.6 (LLVM 15.0.6)";
-  d.api_version = api_version(1, 3, 230);
-  d.uuid = uuid_from(0x6d);
+  vulkan_device_report d = device_with(
+      {1, "llvmpipe (LLVM 15.0.6, 256 bits)", "CPU", "llvmpipe", "Mesa 22.3.6 (LLVM 15.0.6)", api_version(1, 3, 230), 0x6d});
   d.external_memory = {true, true, false};
   d.timeline_semaphore = true;
   d.memory_heaps = {{2_GiB, heap_device_local}};
