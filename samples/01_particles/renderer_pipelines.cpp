@@ -253,15 +253,8 @@ void particle_renderer::state::record_splat(VkCommandBuffer cmd, const frame_slo
   v.vkCmdFillBuffer(cmd, f.accumulation.buffer, 0, VK_WHOLE_SIZE, 0);
   // (2) The cleared sums are visible to the splat pass. The image's old contents are discarded
   // (UNDEFINED -> GENERAL) once earlier transfer reads of it (read_back, a caller's blit) are done.
-  VkBufferMemoryBarrier cleared{};
-  cleared.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER;
-  cleared.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-  cleared.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
-  cleared.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-  cleared.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-  cleared.buffer = f.accumulation.buffer;
-  cleared.offset = 0;
-  cleared.size = VK_WHOLE_SIZE;
+  const VkBufferMemoryBarrier cleared = buffer_barrier(f.accumulation.buffer, VK_ACCESS_TRANSFER_WRITE_BIT,
+                                                       VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
   VkImageMemoryBarrier to_general{};
   to_general.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER;
   to_general.srcAccessMask = 0;
@@ -291,9 +284,8 @@ void particle_renderer::state::record_splat(VkCommandBuffer cmd, const frame_slo
     v.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, splat_pipeline);
     v.vkCmdDispatch(cmd, groups_x, groups_y, 1);
     // (4) The sums are visible to the resolve pass.
-    VkBufferMemoryBarrier summed = cleared;
-    summed.srcAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
-    summed.dstAccessMask = VK_ACCESS_SHADER_READ_BIT;
+    const VkBufferMemoryBarrier summed = buffer_barrier(
+        f.accumulation.buffer, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_SHADER_READ_BIT);
     v.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 0,
                            nullptr, 1, &summed, 0, nullptr);
   }

@@ -14,6 +14,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace particles::renderer_detail {
@@ -50,6 +51,19 @@ struct buffer_allocation {
   VkDeviceSize size = 0;
   std::uint8_t* mapped = nullptr;
   bool coherent = true;
+};
+
+/// A barrier from `src` to `dst` accesses on the first `size` bytes of `buffer`, within one queue family.
+inline VkBufferMemoryBarrier buffer_barrier(VkBuffer buffer, VkAccessFlags src, VkAccessFlags dst,
+                                            VkDeviceSize size = VK_WHOLE_SIZE) noexcept {
+  return {VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER, nullptr, src, dst, VK_QUEUE_FAMILY_IGNORED, VK_QUEUE_FAMILY_IGNORED,
+          buffer, 0, size};
+}
+
+/// Device memory for one buffer or image, and whether its type is host-coherent.
+struct device_memory {
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  bool coherent = false;
 };
 
 /// What one frame slot owns.
@@ -117,6 +131,21 @@ struct particle_renderer::state {
 
   result<std::uint32_t> memory_type(std::uint32_t type_bits, VkMemoryPropertyFlags required,
                                     VkMemoryPropertyFlags preferred) const;
+  /// The memory `buffer` or `image` needs.
+  [[nodiscard]] VkMemoryRequirements requirements_of(VkBuffer buffer) const noexcept {
+    VkMemoryRequirements needs{};
+    vk->vkGetBufferMemoryRequirements(device.device, buffer, &needs);
+    return needs;
+  }
+  [[nodiscard]] VkMemoryRequirements requirements_of(VkImage image) const noexcept {
+    VkMemoryRequirements needs{};
+    vk->vkGetImageMemoryRequirements(device.device, image, &needs);
+    return needs;
+  }
+  /// Allocates memory for `needs` of a type with `required` flags (and `preferred`, if a type has
+  /// them); errors carry `context`. Ownership: the caller frees the memory.
+  result<device_memory> allocate_memory(const VkMemoryRequirements& needs, VkMemoryPropertyFlags required,
+                                        VkMemoryPropertyFlags preferred, const std::string& context) const;
   result<buffer_allocation> make_buffer(VkDeviceSize size, VkBufferUsageFlags usage, VkMemoryPropertyFlags required,
                                         VkMemoryPropertyFlags preferred, const char* what);
   void destroy_buffer(buffer_allocation& b) noexcept;
