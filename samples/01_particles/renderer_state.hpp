@@ -60,6 +60,14 @@ inline VkBufferMemoryBarrier buffer_barrier(VkBuffer buffer, VkAccessFlags src, 
           buffer, 0, size};
 }
 
+/// A barrier from `src` to `dst` accesses on the colour image `image` (one level, one layer), moving it
+/// from layout `from` to `to`, within one queue family.
+inline VkImageMemoryBarrier colour_barrier(VkImage image, VkAccessFlags src, VkAccessFlags dst, VkImageLayout from,
+                                           VkImageLayout to) noexcept {
+  return {VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER, nullptr, src, dst, from, to, VK_QUEUE_FAMILY_IGNORED,
+          VK_QUEUE_FAMILY_IGNORED, image, {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1}};
+}
+
 /// Device memory for one buffer or image, and whether its type is host-coherent.
 struct device_memory {
   VkDeviceMemory memory = VK_NULL_HANDLE;
@@ -149,6 +157,13 @@ struct particle_renderer::state {
   result<buffer_allocation> make_buffer(VkDeviceSize size, VkBufferUsageFlags usage, VkMemoryPropertyFlags required,
                                         VkMemoryPropertyFlags preferred, const char* what);
   void destroy_buffer(buffer_allocation& b) noexcept;
+  /// A pipeline layout with push constants `push` and, unless VK_NULL_HANDLE, the set layout `sets`;
+  /// errors carry `what`. Ownership: the caller destroys the layout.
+  result<VkPipelineLayout> make_pipeline_layout(const VkPushConstantRange& push, VkDescriptorSetLayout sets,
+                                                const char* what) const;
+  /// A shader module of the SPIR-V `code` (`size` bytes), named `name` in errors. Ownership: the caller
+  /// destroys the module.
+  result<VkShaderModule> make_shader_module(const std::uint32_t* code, std::size_t size, const char* name) const;
   result<void> make_render_pass();
   result<void> make_pipeline();
   result<void> make_splat_pipelines();
