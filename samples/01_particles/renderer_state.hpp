@@ -99,6 +99,7 @@ namespace particles {
 
 using membridge::result;
 using renderer_detail::buffer_allocation;
+using renderer_detail::device_memory;
 using renderer_detail::frame_slot;
 using renderer_detail::frame_timeout_ns;
 
