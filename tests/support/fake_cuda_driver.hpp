@@ -226,6 +226,12 @@ class fake_cuda {
   static void fill_graph_table(cuda::driver_api& t);
   /// Appends the leaks of the stream and graph model to `out` (part of leaks()).
   void add_graph_leaks(std::vector<std::string>& out) const;
+  /// The leaks of the stream and graph model alone.
+  [[nodiscard]] std::vector<std::string> graph_leaks() const {
+    std::vector<std::string> out;
+    add_graph_leaks(out);
+    return out;
+  }
 
  private:
   std::vector<std::string> misuse_;
