@@ -1,7 +1,8 @@
 // samples/01_particles/renderer_state.hpp: what a particle_renderer owns (its state: slots, pipelines,
 // buffers) and the helpers its parts share: buffers with their own memory, memory barriers, pipeline
-// layouts and shader modules, command buffers, fence waits and blocking one-shot submissions. Internal to the renderer (renderer_state.cpp,
-// renderer_pipelines.cpp, particle_renderer.cpp); not for the sample's other files.
+// layouts and shader modules, command buffers, fence waits and blocking one-shot submissions.
+// Internal to the renderer (renderer_state.cpp, renderer_pipelines.cpp, particle_renderer.cpp); not
+// for the sample's other files.
 #pragma once
 
 #include "particle_renderer.hpp"
