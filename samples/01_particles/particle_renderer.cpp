@@ -402,15 +402,8 @@ result<void> particle_renderer::upload_particles(std::span<const particle> parti
     const VkBufferCopy region{0, 0, bytes};
     vk.vkCmdCopyBuffer(cmd, s.staging.buffer, s.vertices.buffer, 1, &region);
     // The copy is visible to the particle reads (vertex input or compute) of every later submission.
-    VkBufferMemoryBarrier after{};
-    after.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER;
-    after.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-    after.dstAccessMask = s.particle_access();
-    after.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-    after.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-    after.buffer = s.vertices.buffer;
-    after.offset = 0;
-    after.size = bytes;
+    const VkBufferMemoryBarrier after =
+        buffer_barrier(s.vertices.buffer, VK_ACCESS_TRANSFER_WRITE_BIT, s.particle_access(), bytes);
     vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, s.particle_stages(), 0, 0, nullptr, 1, &after, 0,
                             nullptr);
   }));
@@ -432,14 +425,8 @@ result<void> particle_renderer::read_back(std::vector<std::uint8_t>& rgba) {
     region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
     region.imageExtent = {s.options.width, s.options.height, 1};
     vk.vkCmdCopyImageToBuffer(cmd, image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, s.readback.buffer, 1, &region);
-    VkBufferMemoryBarrier to_host{};
-    to_host.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER;
-    to_host.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-    to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-    to_host.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-    to_host.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-    to_host.buffer = s.readback.buffer;
-    to_host.size = VK_WHOLE_SIZE;
+    const VkBufferMemoryBarrier to_host =
+        buffer_barrier(s.readback.buffer, VK_ACCESS_TRANSFER_WRITE_BIT, VK_ACCESS_HOST_READ_BIT);
     vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 0, nullptr, 1, &to_host,
                             0, nullptr);
   }));

@@ -55,32 +55,57 @@ result<void> particle_renderer::state::make_render_pass() {
   return membridge::ok();
 }
 
+result<VkPipelineLayout> particle_renderer::state::make_pipeline_layout(const VkPushConstantRange& push,
+                                                                        VkDescriptorSetLayout sets,
+                                                                        const char* what) const {
+  VkPipelineLayoutCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO;
+  info.setLayoutCount = sets == VK_NULL_HANDLE ? 0 : 1;
+  info.pSetLayouts = &sets;
+  info.pushConstantRangeCount = 1;
+  info.pPushConstantRanges = &push;
+  VkPipelineLayout made = VK_NULL_HANDLE;
+  if (const VkResult rc = vk->vkCreatePipelineLayout(device.device, &info, nullptr, &made); rc != VK_SUCCESS)
+    return vk_error(rc, "vkCreatePipelineLayout", what);
+  return made;
+}
+
+result<VkShaderModule> particle_renderer::state::make_shader_module(const std::uint32_t* code, std::size_t size,
+                                                                    const char* name) const {
+  VkShaderModuleCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO;
+  info.pCode = code;
+  info.codeSize = size;
+  VkShaderModule made = VK_NULL_HANDLE;
+  if (const VkResult rc = vk->vkCreateShaderModule(device.device, &info, nullptr, &made); rc != VK_SUCCESS)
+    return vk_error(rc, "vkCreateShaderModule", name);
+  return made;
+}
+
 result<void> particle_renderer::state::make_pipeline() {
   const VkDevice d = device.device;
-  VkPushConstantRange push{VK_SHADER_STAGE_VERTEX_BIT, 0, sizeof(push_constants)};
-  VkPipelineLayoutCreateInfo layout_info{};
-  layout_info.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO;
-  layout_info.pushConstantRangeCount = 1;
-  layout_info.pPushConstantRanges = &push;
-  if (const VkResult rc = vk->vkCreatePipelineLayout(d, &layout_info, nullptr, &layout); rc != VK_SUCCESS)
-    return vk_error(rc, "vkCreatePipelineLayout", "creating the particle pipeline");
+  MEMBRIDGE_TRY_ASSIGN(layout, make_pipeline_layout({VK_SHADER_STAGE_VERTEX_BIT, 0, sizeof(push_constants)},
+                                                    VK_NULL_HANDLE, "creating the particle pipeline"));
 
   VkShaderModule modules[2]{};
-  const std::pair<const std::uint32_t*, std::size_t> code[2] = {
-      {membridge::shaders::particles_vert_spv, sizeof(membridge::shaders::particles_vert_spv)},
-      {membridge::shaders::particles_frag_spv, sizeof(membridge::shaders::particles_frag_spv)}};
+  const struct {
+    const std::uint32_t* code;
+    std::size_t size;
+    const char* name;
+  } shaders[2] = {{membridge::shaders::particles_vert_spv, sizeof(membridge::shaders::particles_vert_spv),
+                   "particles.vert"},
+                  {membridge::shaders::particles_frag_spv, sizeof(membridge::shaders::particles_frag_spv),
+                   "particles.frag"}};
   const auto destroy_modules = [&] {
     for (VkShaderModule m : modules) vk->vkDestroyShaderModule(d, m, nullptr);
   };
   for (int i = 0; i < 2; ++i) {
-    VkShaderModuleCreateInfo info{};
-    info.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO;
-    info.pCode = code[i].first;
-    info.codeSize = code[i].second;
-    if (const VkResult rc = vk->vkCreateShaderModule(d, &info, nullptr, &modules[i]); rc != VK_SUCCESS) {
+    auto module = make_shader_module(shaders[i].code, shaders[i].size, shaders[i].name);
+    if (!module) {
       destroy_modules();
-      return vk_error(rc, "vkCreateShaderModule", i == 0 ? "particles.vert" : "particles.frag");
+      return std::move(module).error();
     }
+    modules[i] = *module;
   }
   VkPipelineShaderStageCreateInfo stages[2]{};
   for (int i = 0; i < 2; ++i) {
@@ -161,15 +186,9 @@ result<void> particle_renderer::state::make_splat_pipelines() {
   set_info.pBindings = bindings;
   if (const VkResult rc = vk->vkCreateDescriptorSetLayout(d, &set_info, nullptr, &set_layout); rc != VK_SUCCESS)
     return vk_error(rc, "vkCreateDescriptorSetLayout", "creating the splat pipelines");
-  const VkPushConstantRange push{VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(splat_push_constants)};
-  VkPipelineLayoutCreateInfo layout_info{};
-  layout_info.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO;
-  layout_info.setLayoutCount = 1;
-  layout_info.pSetLayouts = &set_layout;
-  layout_info.pushConstantRangeCount = 1;
-  layout_info.pPushConstantRanges = &push;
-  if (const VkResult rc = vk->vkCreatePipelineLayout(d, &layout_info, nullptr, &splat_layout); rc != VK_SUCCESS)
-    return vk_error(rc, "vkCreatePipelineLayout", "creating the splat pipelines");
+  MEMBRIDGE_TRY_ASSIGN(splat_layout,
+                       make_pipeline_layout({VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(splat_push_constants)}, set_layout,
+                                            "creating the splat pipelines"));
 
   const struct {
     const std::uint32_t* code;
@@ -182,13 +201,7 @@ result<void> particle_renderer::state::make_splat_pipelines() {
       {membridge::shaders::particles_resolve_comp_spv, sizeof(membridge::shaders::particles_resolve_comp_spv),
        "particles_resolve.comp", &resolve_pipeline}};
   for (const auto& shader : shaders) {
-    VkShaderModuleCreateInfo module_info{};
-    module_info.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO;
-    module_info.pCode = shader.code;
-    module_info.codeSize = shader.size;
-    VkShaderModule module = VK_NULL_HANDLE;
-    if (const VkResult rc = vk->vkCreateShaderModule(d, &module_info, nullptr, &module); rc != VK_SUCCESS)
-      return vk_error(rc, "vkCreateShaderModule", shader.name);
+    MEMBRIDGE_TRY_ASSIGN(const VkShaderModule module, make_shader_module(shader.code, shader.size, shader.name));
     VkComputePipelineCreateInfo info{};
     info.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO;
     info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
@@ -248,30 +261,14 @@ result<void> particle_renderer::state::make_descriptors() {
 void particle_renderer::state::record_splat(VkCommandBuffer cmd, const frame_slot& f, std::uint32_t count,
                                             const glm::mat4& view_proj) const noexcept {
   const VolkDeviceTable& v = *vk;
-  const VkImageSubresourceRange colour_range{VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
   // (1) Clear the sums. The slot's previous frame, the last reader of the buffer, has finished (fence).
   v.vkCmdFillBuffer(cmd, f.accumulation.buffer, 0, VK_WHOLE_SIZE, 0);
   // (2) The cleared sums are visible to the splat pass. The image's old contents are discarded
   // (UNDEFINED -> GENERAL) once earlier transfer reads of it (read_back, a caller's blit) are done.
-  VkBufferMemoryBarrier cleared{};
-  cleared.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER;
-  cleared.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-  cleared.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
-  cleared.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-  cleared.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-  cleared.buffer = f.accumulation.buffer;
-  cleared.offset = 0;
-  cleared.size = VK_WHOLE_SIZE;
-  VkImageMemoryBarrier to_general{};
-  to_general.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER;
-  to_general.srcAccessMask = 0;
-  to_general.dstAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
-  to_general.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;
-  to_general.newLayout = VK_IMAGE_LAYOUT_GENERAL;
-  to_general.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-  to_general.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-  to_general.image = f.image;
-  to_general.subresourceRange = colour_range;
+  const VkBufferMemoryBarrier cleared = buffer_barrier(f.accumulation.buffer, VK_ACCESS_TRANSFER_WRITE_BIT,
+                                                       VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+  const VkImageMemoryBarrier to_general =
+      colour_barrier(f.image, 0, VK_ACCESS_SHADER_WRITE_BIT, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_GENERAL);
   v.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 0, nullptr, 1,
                          &cleared, 1, &to_general);
 
@@ -291,9 +288,8 @@ void particle_renderer::state::record_splat(VkCommandBuffer cmd, const frame_slo
     v.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, splat_pipeline);
     v.vkCmdDispatch(cmd, groups_x, groups_y, 1);
     // (4) The sums are visible to the resolve pass.
-    VkBufferMemoryBarrier summed = cleared;
-    summed.srcAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
-    summed.dstAccessMask = VK_ACCESS_SHADER_READ_BIT;
+    const VkBufferMemoryBarrier summed = buffer_barrier(
+        f.accumulation.buffer, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_SHADER_READ_BIT);
     v.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 0,
                            nullptr, 1, &summed, 0, nullptr);
   }
@@ -302,11 +298,8 @@ void particle_renderer::state::record_splat(VkCommandBuffer cmd, const frame_slo
   v.vkCmdDispatch(cmd, (options.width + resolve_tile - 1) / resolve_tile,
                   (options.height + resolve_tile - 1) / resolve_tile, 1);
   // (6) As the points' render pass leaves it: TRANSFER_SRC_OPTIMAL, writes visible to transfer reads.
-  VkImageMemoryBarrier to_transfer = to_general;
-  to_transfer.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
-  to_transfer.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
-  to_transfer.oldLayout = VK_IMAGE_LAYOUT_GENERAL;
-  to_transfer.newLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+  const VkImageMemoryBarrier to_transfer = colour_barrier(f.image, VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_TRANSFER_READ_BIT,
+                                                          VK_IMAGE_LAYOUT_GENERAL, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
   v.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0,
                          nullptr, 1, &to_transfer);
 }

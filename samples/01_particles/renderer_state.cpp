@@ -60,6 +60,23 @@ result<std::uint32_t> particle_renderer::state::memory_type(std::uint32_t type_b
                    std::to_string(type_bits));
 }
 
+result<device_memory> particle_renderer::state::allocate_memory(const VkMemoryRequirements& needs,
+                                                               VkMemoryPropertyFlags required,
+                                                               VkMemoryPropertyFlags preferred,
+                                                               const std::string& context) const {
+  MEMBRIDGE_TRY_ASSIGN(const std::uint32_t type,
+                       memory_type(needs.memoryTypeBits, required, preferred).with_context(context));
+  VkMemoryAllocateInfo alloc{};
+  alloc.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+  alloc.allocationSize = needs.size;
+  alloc.memoryTypeIndex = type;
+  device_memory m;
+  m.coherent = (memory_properties.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) != 0;
+  if (const VkResult rc = vk->vkAllocateMemory(device.device, &alloc, nullptr, &m.memory); rc != VK_SUCCESS)
+    return vk_error(rc, "vkAllocateMemory", context);
+  return m;
+}
+
 result<buffer_allocation> particle_renderer::state::make_buffer(VkDeviceSize size, VkBufferUsageFlags usage,
                                                                 VkMemoryPropertyFlags required,
                                                                 VkMemoryPropertyFlags preferred, const char* what) {
@@ -74,27 +91,20 @@ result<buffer_allocation> particle_renderer::state::make_buffer(VkDeviceSize siz
   info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   if (const VkResult rc = vk->vkCreateBuffer(d, &info, nullptr, &b.buffer); rc != VK_SUCCESS)
     return vk_error(rc, "vkCreateBuffer", context);
-  VkMemoryRequirements needs{};
-  vk->vkGetBufferMemoryRequirements(d, b.buffer, &needs);
-  auto type = memory_type(needs.memoryTypeBits, required, preferred);
-  if (!type) {
+  auto memory = allocate_memory(requirements_of(b.buffer), required, preferred, context);
+  if (!memory) {
     destroy_buffer(b);
-    return std::move(type).error().add_context(context);
+    return std::move(memory).error();
   }
-  b.coherent = (memory_properties.memoryTypes[*type].propertyFlags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) != 0;
-  VkMemoryAllocateInfo alloc{};
-  alloc.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
-  alloc.allocationSize = needs.size;
-  alloc.memoryTypeIndex = *type;
-  VkResult rc = vk->vkAllocateMemory(d, &alloc, nullptr, &b.memory);
-  if (rc == VK_SUCCESS) rc = vk->vkBindBufferMemory(d, b.buffer, b.memory, 0);
-  if (rc != VK_SUCCESS) {
+  b.memory = memory->memory;
+  b.coherent = memory->coherent;
+  if (const VkResult rc = vk->vkBindBufferMemory(d, b.buffer, b.memory, 0); rc != VK_SUCCESS) {
     destroy_buffer(b);
-    return vk_error(rc, "vkAllocateMemory/vkBindBufferMemory", context);
+    return vk_error(rc, "vkBindBufferMemory", context);
   }
   if ((required & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) != 0) {
     void* p = nullptr;
-    if (rc = vk->vkMapMemory(d, b.memory, 0, VK_WHOLE_SIZE, 0, &p); rc != VK_SUCCESS) {
+    if (const VkResult rc = vk->vkMapMemory(d, b.memory, 0, VK_WHOLE_SIZE, 0, &p); rc != VK_SUCCESS) {
       destroy_buffer(b);
       return vk_error(rc, "vkMapMemory", context);
     }
@@ -148,16 +158,9 @@ result<void> particle_renderer::state::make_slot(frame_slot& slot) {
   image.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
   if (const VkResult rc = vk->vkCreateImage(d, &image, nullptr, &slot.image); rc != VK_SUCCESS)
     return vk_error(rc, "vkCreateImage", context);
-  VkMemoryRequirements needs{};
-  vk->vkGetImageMemoryRequirements(d, slot.image, &needs);
-  MEMBRIDGE_TRY_ASSIGN(const std::uint32_t type,
-                       memory_type(needs.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0).with_context(context));
-  VkMemoryAllocateInfo alloc{};
-  alloc.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
-  alloc.allocationSize = needs.size;
-  alloc.memoryTypeIndex = type;
-  if (const VkResult rc = vk->vkAllocateMemory(d, &alloc, nullptr, &slot.memory); rc != VK_SUCCESS)
-    return vk_error(rc, "vkAllocateMemory", context);
+  MEMBRIDGE_TRY_ASSIGN(const device_memory memory,
+                       allocate_memory(requirements_of(slot.image), VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, context));
+  slot.memory = memory.memory;
   if (const VkResult rc = vk->vkBindImageMemory(d, slot.image, slot.memory, 0); rc != VK_SUCCESS)
     return vk_error(rc, "vkBindImageMemory", context);
   VkImageViewCreateInfo view{};

@@ -1,7 +1,8 @@
 // samples/01_particles/renderer_state.hpp: what a particle_renderer owns (its state: slots, pipelines,
-// buffers) and the helpers its parts share: buffers with their own memory, command buffers, fence
-// waits and blocking one-shot submissions. Internal to the renderer (renderer_state.cpp,
-// renderer_pipelines.cpp, particle_renderer.cpp); not for the sample's other files.
+// buffers) and the helpers its parts share: buffers with their own memory, memory barriers, pipeline
+// layouts and shader modules, command buffers, fence waits and blocking one-shot submissions.
+// Internal to the renderer (renderer_state.cpp, renderer_pipelines.cpp, particle_renderer.cpp); not
+// for the sample's other files.
 #pragma once
 
 #include "particle_renderer.hpp"
@@ -14,6 +15,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace particles::renderer_detail {
@@ -52,6 +54,27 @@ struct buffer_allocation {
   bool coherent = true;
 };
 
+/// A barrier from `src` to `dst` accesses on the first `size` bytes of `buffer`, within one queue family.
+inline VkBufferMemoryBarrier buffer_barrier(VkBuffer buffer, VkAccessFlags src, VkAccessFlags dst,
+                                            VkDeviceSize size = VK_WHOLE_SIZE) noexcept {
+  return {VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER, nullptr, src, dst, VK_QUEUE_FAMILY_IGNORED, VK_QUEUE_FAMILY_IGNORED,
+          buffer, 0, size};
+}
+
+/// A barrier from `src` to `dst` accesses on the colour image `image` (one level, one layer), moving it
+/// from layout `from` to `to`, within one queue family.
+inline VkImageMemoryBarrier colour_barrier(VkImage image, VkAccessFlags src, VkAccessFlags dst, VkImageLayout from,
+                                           VkImageLayout to) noexcept {
+  return {VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER, nullptr, src, dst, from, to, VK_QUEUE_FAMILY_IGNORED,
+          VK_QUEUE_FAMILY_IGNORED, image, {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1}};
+}
+
+/// Device memory for one buffer or image, and whether its type is host-coherent.
+struct device_memory {
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  bool coherent = false;
+};
+
 /// What one frame slot owns.
 struct frame_slot {
   VkImage image = VK_NULL_HANDLE;
@@ -77,6 +100,7 @@ namespace particles {
 
 using membridge::result;
 using renderer_detail::buffer_allocation;
+using renderer_detail::device_memory;
 using renderer_detail::frame_slot;
 using renderer_detail::frame_timeout_ns;
 
@@ -117,9 +141,31 @@ struct particle_renderer::state {
 
   result<std::uint32_t> memory_type(std::uint32_t type_bits, VkMemoryPropertyFlags required,
                                     VkMemoryPropertyFlags preferred) const;
+  /// The memory `buffer` or `image` needs.
+  [[nodiscard]] VkMemoryRequirements requirements_of(VkBuffer buffer) const noexcept {
+    VkMemoryRequirements needs{};
+    vk->vkGetBufferMemoryRequirements(device.device, buffer, &needs);
+    return needs;
+  }
+  [[nodiscard]] VkMemoryRequirements requirements_of(VkImage image) const noexcept {
+    VkMemoryRequirements needs{};
+    vk->vkGetImageMemoryRequirements(device.device, image, &needs);
+    return needs;
+  }
+  /// Allocates memory for `needs` of a type with `required` flags (and `preferred`, if a type has
+  /// them); errors carry `context`. Ownership: the caller frees the memory.
+  result<device_memory> allocate_memory(const VkMemoryRequirements& needs, VkMemoryPropertyFlags required,
+                                        VkMemoryPropertyFlags preferred, const std::string& context) const;
   result<buffer_allocation> make_buffer(VkDeviceSize size, VkBufferUsageFlags usage, VkMemoryPropertyFlags required,
                                         VkMemoryPropertyFlags preferred, const char* what);
   void destroy_buffer(buffer_allocation& b) noexcept;
+  /// A pipeline layout with push constants `push` and, unless VK_NULL_HANDLE, the set layout `sets`;
+  /// errors carry `what`. Ownership: the caller destroys the layout.
+  result<VkPipelineLayout> make_pipeline_layout(const VkPushConstantRange& push, VkDescriptorSetLayout sets,
+                                                const char* what) const;
+  /// A shader module of the SPIR-V `code` (`size` bytes), named `name` in errors. Ownership: the caller
+  /// destroys the module.
+  result<VkShaderModule> make_shader_module(const std::uint32_t* code, std::size_t size, const char* name) const;
   result<void> make_render_pass();
   result<void> make_pipeline();
   result<void> make_splat_pipelines();

@@ -1,5 +1,6 @@
 # Configures, builds and runs the consumer project in one of two modes; fails on any error or if the
 # consumer does not print its success line.
+include("${CMAKE_CURRENT_LIST_DIR}/consumer_support.cmake")
 file(REMOVE_RECURSE "${BINARY}")
 if(MODE STREQUAL "find_package")
   set(mode_args -DMEMBRIDGE_CONSUMER_MODE=find_package "-DCMAKE_PREFIX_PATH=${STAGE}")
@@ -16,8 +17,4 @@ execute_process(COMMAND ${CMAKE_COMMAND} --build "${BINARY}" RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "building the consumer (${MODE}) failed")
 endif()
-execute_process(COMMAND "${BINARY}/membridge_consumer" RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-message(STATUS "consumer output:\n${out}${err}")
-if(NOT rc EQUAL 0 OR NOT out MATCHES "membridge [0-9.]+ consumer ok")
-  message(FATAL_ERROR "the consumer (${MODE}) failed (exit ${rc})")
-endif()
+expect_consumer_ok("${BINARY}/membridge_consumer" "[0-9.]+" "the consumer (${MODE})")

@@ -38,3 +38,7 @@ bool forget(Table& table, const Handle& handle, const char* what) {
 #define FAKE_REQUIRE_CONTEXT(name)                                  \
   if (!::membridge::testing::fake_cuda::active().context_current()) \
   ::membridge::testing::fake_cuda::active().note_misuse(std::string(name) + " without a current context")
+
+// Points driver-table entry `name` of `table` at the scripted function fake_<name> (each entry's name
+// is written once, so an entry cannot be paired with another entry's function).
+#define FAKE_FILL(table, name) (table).name = &fake_##name

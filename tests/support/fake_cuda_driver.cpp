@@ -824,8 +824,8 @@ std::vector<std::string> fake_cuda::leaks() const {
   for (const auto& [array, rec] : mipmapped_arrays_)
     out.push_back("mipmapped array " + hex(reinterpret_cast<std::uintptr_t>(array)));
   for (const auto& [surface, array] : surfaces_) out.push_back("surface object " + hex(surface));
-  for (auto& leak : graph_leaks()) out.push_back(std::move(leak));
-  for (auto& leak : event_leaks()) out.push_back(std::move(leak));
+  add_graph_leaks(out);
+  add_event_leaks(out);
   return out;
 }
 

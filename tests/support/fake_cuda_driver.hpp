@@ -217,15 +217,21 @@ class fake_cuda {
   std::vector<stream_op> stream_ops_;                         // what was enqueued, in order
   /// Fills the event, copy and host-memory entries of `t` (fake_cuda_events.cpp).
   static void fill_event_table(cuda::driver_api& t);
-  /// Leaks of the event and host-memory model (part of leaks()).
-  [[nodiscard]] std::vector<std::string> event_leaks() const;
+  /// Appends the leaks of the event and host-memory model to `out` (part of leaks()).
+  void add_event_leaks(std::vector<std::string>& out) const;
 
   /// The installed instance (for the table's functions in other files).
   static fake_cuda& active() noexcept;
   /// Fills the stream and graph entries of `t` (fake_cuda_graph.cpp).
   static void fill_graph_table(cuda::driver_api& t);
-  /// Leaks of the stream and graph model (part of leaks()).
-  [[nodiscard]] std::vector<std::string> graph_leaks() const;
+  /// Appends the leaks of the stream and graph model to `out` (part of leaks()).
+  void add_graph_leaks(std::vector<std::string>& out) const;
+  /// The leaks of the stream and graph model alone.
+  [[nodiscard]] std::vector<std::string> graph_leaks() const {
+    std::vector<std::string> out;
+    add_graph_leaks(out);
+    return out;
+  }
 
  private:
   std::vector<std::string> misuse_;

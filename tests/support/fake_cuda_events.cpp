@@ -163,24 +163,22 @@ CUresult fake_cuMemFreeHost(void* pointer) {
 
 }  // namespace
 
-std::vector<std::string> fake_cuda::event_leaks() const {
-  std::vector<std::string> out;
+void fake_cuda::add_event_leaks(std::vector<std::string>& out) const {
   for (const CUevent event : events_) out.push_back("event " + hex(reinterpret_cast<std::uintptr_t>(event)));
   for (const auto& [p, size] : host_sizes_) out.push_back("pinned host memory " + hex(p) + "+" + std::to_string(size));
-  return out;
 }
 
 void fake_cuda::fill_event_table(cuda::driver_api& t) {
-  t.cuEventCreate = &fake_cuEventCreate;
-  t.cuEventDestroy = &fake_cuEventDestroy;
-  t.cuEventRecord = &fake_cuEventRecord;
-  t.cuStreamWaitEvent = &fake_cuStreamWaitEvent;
-  t.cuStreamSynchronize = &fake_cuStreamSynchronize;
-  t.cuMemcpyDtoDAsync = &fake_cuMemcpyDtoDAsync;
-  t.cuMemcpyDtoHAsync = &fake_cuMemcpyDtoHAsync;
-  t.cuMemcpyHtoDAsync = &fake_cuMemcpyHtoDAsync;
-  t.cuMemHostAlloc = &fake_cuMemHostAlloc;
-  t.cuMemFreeHost = &fake_cuMemFreeHost;
+  FAKE_FILL(t, cuEventCreate);
+  FAKE_FILL(t, cuEventDestroy);
+  FAKE_FILL(t, cuEventRecord);
+  FAKE_FILL(t, cuStreamWaitEvent);
+  FAKE_FILL(t, cuStreamSynchronize);
+  FAKE_FILL(t, cuMemcpyDtoDAsync);
+  FAKE_FILL(t, cuMemcpyDtoHAsync);
+  FAKE_FILL(t, cuMemcpyHtoDAsync);
+  FAKE_FILL(t, cuMemHostAlloc);
+  FAKE_FILL(t, cuMemFreeHost);
 }
 
 }  // namespace membridge::testing

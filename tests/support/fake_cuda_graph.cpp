@@ -381,31 +381,29 @@ void fake_cuda::launch_kernel(CUstream stream, std::string name) {
   nodes.push_back(node);
 }
 
-std::vector<std::string> fake_cuda::graph_leaks() const {
-  std::vector<std::string> out;
+void fake_cuda::add_graph_leaks(std::vector<std::string>& out) const {
   for (const auto& [stream, capturing] : streams_)
     out.push_back("stream " + hex_of(stream) + (capturing != nullptr ? " (still capturing)" : ""));
   for (const auto& [graph, rec] : graphs_)
     if (!rec.owned_by_node) out.push_back("graph " + hex_of(graph) + " (" + std::to_string(rec.nodes.size()) + " nodes)");
   for (const auto& [exec, rec] : execs_) out.push_back("executable graph " + hex_of(exec));
-  return out;
 }
 
 void fake_cuda::fill_graph_table(cuda::driver_api& t) {
-  t.cuStreamCreate = &fake_cuStreamCreate;
-  t.cuStreamDestroy = &fake_cuStreamDestroy;
-  t.cuStreamBeginCapture = &fake_cuStreamBeginCapture;
-  t.cuStreamEndCapture = &fake_cuStreamEndCapture;
-  t.cuGraphCreate = &fake_cuGraphCreate;
-  t.cuGraphDestroy = &fake_cuGraphDestroy;
-  t.cuGraphAddChildGraphNode = &fake_cuGraphAddChildGraphNode;
-  t.cuGraphAddExternalSemaphoresWaitNode = &fake_cuGraphAddExternalSemaphoresWaitNode;
-  t.cuGraphAddExternalSemaphoresSignalNode = &fake_cuGraphAddExternalSemaphoresSignalNode;
-  t.cuGraphInstantiateWithFlags = &fake_cuGraphInstantiateWithFlags;
-  t.cuGraphExecDestroy = &fake_cuGraphExecDestroy;
-  t.cuGraphExecExternalSemaphoresWaitNodeSetParams = &fake_cuGraphExecExternalSemaphoresWaitNodeSetParams;
-  t.cuGraphExecExternalSemaphoresSignalNodeSetParams = &fake_cuGraphExecExternalSemaphoresSignalNodeSetParams;
-  t.cuGraphLaunch = &fake_cuGraphLaunch;
+  FAKE_FILL(t, cuStreamCreate);
+  FAKE_FILL(t, cuStreamDestroy);
+  FAKE_FILL(t, cuStreamBeginCapture);
+  FAKE_FILL(t, cuStreamEndCapture);
+  FAKE_FILL(t, cuGraphCreate);
+  FAKE_FILL(t, cuGraphDestroy);
+  FAKE_FILL(t, cuGraphAddChildGraphNode);
+  FAKE_FILL(t, cuGraphAddExternalSemaphoresWaitNode);
+  FAKE_FILL(t, cuGraphAddExternalSemaphoresSignalNode);
+  FAKE_FILL(t, cuGraphInstantiateWithFlags);
+  FAKE_FILL(t, cuGraphExecDestroy);
+  FAKE_FILL(t, cuGraphExecExternalSemaphoresWaitNodeSetParams);
+  FAKE_FILL(t, cuGraphExecExternalSemaphoresSignalNodeSetParams);
+  FAKE_FILL(t, cuGraphLaunch);
 }
 
 }  // namespace membridge::testing

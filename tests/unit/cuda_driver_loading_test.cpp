@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <string>
 
 namespace {
@@ -130,6 +131,17 @@ class fake_libcuda_test : public ::testing::Test {
   }
   int requested(const char* symbol) { return control<int (*)(const char*)>("fake_libcuda_requested_version")(symbol); }
 
+  /// One driver entry and the ABI version cuGetProcAddress must have been asked for it at.
+  struct entry_version {
+    const char* symbol;
+    int version;
+  };
+  void expect_requested_at(std::initializer_list<entry_version> entries) {
+    for (const entry_version& e : entries) {
+      EXPECT_EQ(requested(e.symbol), e.version) << e.symbol;
+    }
+  }
+
   /// driver::load of the stand-in whose cuInit answers `rc` (named `rc_name`): it must fail as
   /// driver_unavailable from cuInit naming that code. Returns the error's message ("" if it loaded).
   std::string load_with_failing_init(int rc, const char* rc_name) {
@@ -154,34 +166,36 @@ TEST_F(fake_libcuda_test, load_fills_every_entry_at_the_abi_version_its_type_nam
   // One request per entry of the table (every member is one function pointer).
   EXPECT_EQ(control<int (*)()>("fake_libcuda_requested_count")(),
             static_cast<int>(sizeof(membridge::cuda::driver_api) / sizeof(void (*)())));
-  EXPECT_EQ(requested("cuWaitExternalSemaphoresAsync"), 10000);
-  EXPECT_EQ(requested("cuImportExternalMemory"), 10000);
-  EXPECT_EQ(requested("cuExternalMemoryGetMappedMipmappedArray"), 10000);
-  EXPECT_EQ(requested("cuMipmappedArrayGetLevel"), 5000);
-  EXPECT_EQ(requested("cuSurfObjectCreate"), 5000);
-  EXPECT_EQ(requested("cuSurfObjectDestroy"), 5000);
-  EXPECT_EQ(requested("cuMemGetAllocationPropertiesFromHandle"), 10020);
-  EXPECT_EQ(requested("cuDeviceCanAccessPeer"), 4000);
-  EXPECT_EQ(requested("cuDeviceGetP2PAttribute"), 8000);
-  // The entries whose ABI changed over time are asked for at the version driver_api's types name.
-  EXPECT_EQ(requested("cuCtxSynchronize"), 2000);  // CUDA 13's form takes a context parameter
-  EXPECT_EQ(requested("cuMemGetInfo"), 3020);
-  EXPECT_EQ(requested("cuDeviceTotalMem"), 3020);
-  EXPECT_EQ(requested("cuCtxPushCurrent"), 4000);
-  EXPECT_EQ(requested("cuStreamDestroy"), 4000);        // cuStreamDestroy_v2
-  EXPECT_EQ(requested("cuStreamBeginCapture"), 10010);  // the form with a capture mode
-  EXPECT_EQ(requested("cuGraphInstantiateWithFlags"), 11040);
-  EXPECT_EQ(requested("cuGraphExecExternalSemaphoresWaitNodeSetParams"), 11020);
-  EXPECT_EQ(requested("cuCtxPopCurrent"), 4000);
-  EXPECT_EQ(requested("cuDevicePrimaryCtxRelease"), 11000);
-  EXPECT_EQ(requested("cuDeviceGetUuid"), 11040);
-  EXPECT_EQ(requested("cuMemCreate"), 10020);
-  EXPECT_EQ(requested("cuEventDestroy"), 4000);     // cuEventDestroy_v2
-  EXPECT_EQ(requested("cuEventRecord"), 2000);      // not the per-thread-stream form
-  EXPECT_EQ(requested("cuStreamWaitEvent"), 3020);
-  EXPECT_EQ(requested("cuMemcpyDtoDAsync"), 3020);  // cuMemcpyDtoDAsync_v2
-  EXPECT_EQ(requested("cuMemcpyHtoDAsync"), 3020);
-  EXPECT_EQ(requested("cuMemHostAlloc"), 2020);
+  expect_requested_at({
+      {"cuWaitExternalSemaphoresAsync", 10000},
+      {"cuImportExternalMemory", 10000},
+      {"cuExternalMemoryGetMappedMipmappedArray", 10000},
+      {"cuMipmappedArrayGetLevel", 5000},
+      {"cuSurfObjectCreate", 5000},
+      {"cuSurfObjectDestroy", 5000},
+      {"cuMemGetAllocationPropertiesFromHandle", 10020},
+      {"cuDeviceCanAccessPeer", 4000},
+      {"cuDeviceGetP2PAttribute", 8000},
+      // The entries whose ABI changed over time are asked for at the version driver_api's types name.
+      {"cuCtxSynchronize", 2000},  // CUDA 13's form takes a context parameter
+      {"cuMemGetInfo", 3020},
+      {"cuDeviceTotalMem", 3020},
+      {"cuCtxPushCurrent", 4000},
+      {"cuStreamDestroy", 4000},  // cuStreamDestroy_v2
+      {"cuStreamBeginCapture", 10010},  // the form with a capture mode
+      {"cuGraphInstantiateWithFlags", 11040},
+      {"cuGraphExecExternalSemaphoresWaitNodeSetParams", 11020},
+      {"cuCtxPopCurrent", 4000},
+      {"cuDevicePrimaryCtxRelease", 11000},
+      {"cuDeviceGetUuid", 11040},
+      {"cuMemCreate", 10020},
+      {"cuEventDestroy", 4000},  // cuEventDestroy_v2
+      {"cuEventRecord", 2000},  // not the per-thread-stream form
+      {"cuStreamWaitEvent", 3020},
+      {"cuMemcpyDtoDAsync", 3020},  // cuMemcpyDtoDAsync_v2
+      {"cuMemcpyHtoDAsync", 3020},
+      {"cuMemHostAlloc", 2020},
+  });
   // Calls reach the functions of that ABI.
   int n = 0;
   ASSERT_EQ((*drv)->api().cuDeviceGetCount(&n), CUDA_SUCCESS);

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <string>
 
 namespace membridge::ipc {
@@ -21,6 +22,19 @@ void expect_rejected(std::string_view name, std::uint32_t stride, std::string_vi
   EXPECT_EQ(l.error().code(), errc::invalid_argument) << name;
   EXPECT_NE(l.error().message().find(says), std::string::npos)
       << "'" << name << "': the message '" << l.error().message() << "' does not say '" << says << "'";
+}
+
+/// One name parse_layout must reject, with its stride and a piece of the message it must give.
+struct rejection {
+  std::string_view name;
+  std::uint32_t stride;
+  std::string_view says;
+};
+
+void expect_each_rejected(std::initializer_list<rejection> cases) {
+  for (const rejection& r : cases) {
+    expect_rejected(r.name, r.stride, r.says);
+  }
 }
 
 TEST(ipc_layout, points_forms_parse_with_packed_or_wider_strides) {
@@ -92,41 +106,47 @@ TEST(ipc_layout, format_round_trips_every_form) {
 }
 
 TEST(ipc_layout, unknown_kinds_and_fields_are_rejected_by_name) {
-  expect_rejected("", 0, "empty");
-  expect_rejected("voxels:r32f:4x4", 0, "unknown kind 'voxels'");
-  expect_rejected("float4", 16, "unknown kind 'float4'");
-  expect_rejected("points", 0, "needs its fields");
-  expect_rejected("points:", 0, "needs its fields");
-  expect_rejected("points:float2", 0, "position 'float2'");
-  expect_rejected("points:rgba8", 0, "position 'rgba8'");
-  expect_rejected("points:float3,float4", 0, "colour 'float4'");
-  expect_rejected("points:float3,", 0, "colour ''");
-  expect_rejected("points:float3,rgba8,r32f", 0, "colour 'rgba8,r32f'");
-  expect_rejected("image:float4:4x4", 0, "image texel 'float4'");
-  expect_rejected("image:rgba8", 0, "expected <texel>:<W>x<H>");
-  expect_rejected("heightfield:rgba8:4x4", 0, "heightfield texel 'rgba8'");
-  expect_rejected("Points:float3", 0, "unknown kind 'Points'");
+  expect_each_rejected({
+      {"", 0, "empty"},
+      {"voxels:r32f:4x4", 0, "unknown kind 'voxels'"},
+      {"float4", 16, "unknown kind 'float4'"},
+      {"points", 0, "needs its fields"},
+      {"points:", 0, "needs its fields"},
+      {"points:float2", 0, "position 'float2'"},
+      {"points:rgba8", 0, "position 'rgba8'"},
+      {"points:float3,float4", 0, "colour 'float4'"},
+      {"points:float3,", 0, "colour ''"},
+      {"points:float3,rgba8,r32f", 0, "colour 'rgba8,r32f'"},
+      {"image:float4:4x4", 0, "image texel 'float4'"},
+      {"image:rgba8", 0, "expected <texel>:<W>x<H>"},
+      {"heightfield:rgba8:4x4", 0, "heightfield texel 'rgba8'"},
+      {"Points:float3", 0, "unknown kind 'Points'"},
+  });
 }
 
 TEST(ipc_layout, bad_sizes_are_rejected) {
-  expect_rejected("image:rgba8:0x4", 0, "width 0 is not in 1..65536");
-  expect_rejected("image:rgba8:4x0", 0, "height 0");
-  expect_rejected("image:rgba8:65537x1", 0, "width 65537");
-  expect_rejected("image:rgba8:4", 0, "not <W>x<H>");
-  expect_rejected("image:rgba8:x4", 0, "width '' is not a decimal number");
-  expect_rejected("image:rgba8:4x", 0, "height '' is not a decimal number");
-  expect_rejected("heightfield:r32f:-4x4", 0, "width '-4'");
-  expect_rejected("heightfield:r32f:4x4:extra", 0, "height '4:extra'");
-  expect_rejected("image:r32f:99999999999999999999x4", 0, "not a decimal number");
-  expect_rejected("image:rgba8:4 x4", 0, "width '4 '");
+  expect_each_rejected({
+      {"image:rgba8:0x4", 0, "width 0 is not in 1..65536"},
+      {"image:rgba8:4x0", 0, "height 0"},
+      {"image:rgba8:65537x1", 0, "width 65537"},
+      {"image:rgba8:4", 0, "not <W>x<H>"},
+      {"image:rgba8:x4", 0, "width '' is not a decimal number"},
+      {"image:rgba8:4x", 0, "height '' is not a decimal number"},
+      {"heightfield:r32f:-4x4", 0, "width '-4'"},
+      {"heightfield:r32f:4x4:extra", 0, "height '4:extra'"},
+      {"image:r32f:99999999999999999999x4", 0, "not a decimal number"},
+      {"image:rgba8:4 x4", 0, "width '4 '"},
+  });
 }
 
 TEST(ipc_layout, strides_smaller_than_the_fields_or_wrong_for_texels_are_rejected) {
-  expect_rejected("points:float3", 8, "stride 8 is smaller than its fields (12 bytes)");
-  expect_rejected("points:float4,rgba8", 16, "stride 16 is smaller than its fields (20 bytes)");
-  expect_rejected("image:rgba8:4x4", 8, "stride must be 4");
-  expect_rejected("heightfield:r32f:4x4", 2, "stride must be 4");
-  expect_rejected("membridge.particles.v1", 16, "32-byte particles");
+  expect_each_rejected({
+      {"points:float3", 8, "stride 8 is smaller than its fields (12 bytes)"},
+      {"points:float4,rgba8", 16, "stride 16 is smaller than its fields (20 bytes)"},
+      {"image:rgba8:4x4", 8, "stride must be 4"},
+      {"heightfield:r32f:4x4", 2, "stride must be 4"},
+      {"membridge.particles.v1", 16, "32-byte particles"},
+  });
 }
 
 TEST(ipc_layout, names_longer_than_max_name_size_are_rejected) {

@@ -14,6 +14,26 @@ parsed_command_line parse(std::vector<const char*> args) {
   return parse_command_line(static_cast<int>(args.size()), args.data());
 }
 
+/// Every field of `got` equals that of `want`.
+void expect_options(const app_options& got, const app_options& want) {
+  EXPECT_EQ(got.headless, want.headless);
+  EXPECT_EQ(got.frames, want.frames);
+  EXPECT_EQ(got.frames_given, want.frames_given);
+  EXPECT_EQ(got.out, want.out);
+  EXPECT_EQ(got.screenshot, want.screenshot);
+  EXPECT_EQ(got.particles, want.particles);
+  EXPECT_EQ(got.steps, want.steps);
+  EXPECT_EQ(got.slots, want.slots);
+  EXPECT_EQ(got.width, want.width);
+  EXPECT_EQ(got.height, want.height);
+  EXPECT_EQ(got.cpu, want.cpu);
+  EXPECT_EQ(got.render, want.render);
+  EXPECT_EQ(got.validation, want.validation);
+  EXPECT_EQ(got.seed, want.seed);
+  EXPECT_EQ(got.render_device, want.render_device);
+  EXPECT_EQ(got.sim_device, want.sim_device);
+}
+
 TEST(particles_options, counts_take_binary_suffixes) {
   EXPECT_EQ(parse_count("1"), 1U);
   EXPECT_EQ(parse_count("200000"), 200000U);
@@ -35,19 +55,11 @@ TEST(particles_options, defaults_follow_the_design) {
   const auto p = parse({});
   ASSERT_TRUE(p.options);
   const app_options& o = *p.options;
-  EXPECT_FALSE(o.headless);
-  EXPECT_EQ(o.particles, 1048576U);
-  EXPECT_EQ(o.steps, 1);
-  EXPECT_EQ(o.slots, 3U);
-  EXPECT_EQ(o.width, 1280U);
-  EXPECT_EQ(o.height, 720U);
-  EXPECT_FALSE(o.cpu);
-  EXPECT_EQ(o.render, render_method::splat) << "compute splatting is the default";
-  EXPECT_EQ(o.render_device, 0);
-  EXPECT_EQ(o.sim_device, 0) << "one GPU unless asked";
-  EXPECT_FALSE(o.validation);
-  EXPECT_EQ(o.frames, 0U);
-  EXPECT_TRUE(o.out.empty());
+  // Compute splatting is the default, and one GPU unless asked.
+  expect_options(o, {.headless = false, .frames = 0, .frames_given = false, .out = "", .screenshot = "",
+                     .particles = 1048576, .steps = 1, .slots = 3, .width = 1280, .height = 720, .cpu = false,
+                     .render = render_method::splat, .validation = false, .seed = 1, .render_device = 0,
+                     .sim_device = 0});
 
   app_options windowed = o;
   apply_mode_defaults(windowed, true);
@@ -65,21 +77,10 @@ TEST(particles_options, every_option_is_read) {
                         "--validation", "--seed", "42", "--render-device", "1", "--sim-device", "2"});
   ASSERT_TRUE(p.options);
   const app_options& o = *p.options;
-  EXPECT_TRUE(o.headless);
-  EXPECT_EQ(o.frames, 12U);
-  EXPECT_TRUE(o.frames_given);
-  EXPECT_EQ(o.out, "x.png");
-  EXPECT_EQ(o.particles, 4194304U);
-  EXPECT_EQ(o.steps, 3);
-  EXPECT_EQ(o.slots, 2U);
-  EXPECT_EQ(o.width, 640U);
-  EXPECT_EQ(o.height, 360U);
-  EXPECT_TRUE(o.cpu);
-  EXPECT_EQ(o.render, render_method::points);
-  EXPECT_TRUE(o.validation);
-  EXPECT_EQ(o.seed, 42U);
-  EXPECT_EQ(o.render_device, 1);
-  EXPECT_EQ(o.sim_device, 2);
+  expect_options(o, {.headless = true, .frames = 12, .frames_given = true, .out = "x.png", .screenshot = "",
+                     .particles = 4194304, .steps = 3, .slots = 2, .width = 640, .height = 360, .cpu = true,
+                     .render = render_method::points, .validation = true, .seed = 42, .render_device = 1,
+                     .sim_device = 2});
   app_options resolved = o;
   apply_mode_defaults(resolved, false);
   EXPECT_EQ(resolved.frames, 12U) << "a given --frames stays";

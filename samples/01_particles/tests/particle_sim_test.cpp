@@ -22,12 +22,19 @@ double angular_momentum_z(const std::vector<particle>& ps) {
   return l;
 }
 
-/// A single attractor at the origin and nothing else: a central force field.
-sim_params central_params() {
+/// No force at all: no swirl, no damping, no attractor, and the boundary far away (radius 1000).
+sim_params force_free_params() {
   sim_params s;
   s.swirl_strength = 0.0f;
   s.damping = 0.0f;
   s.boundary_radius = 1000.0f;
+  s.attractor_count = 0;
+  return s;
+}
+
+/// A single attractor at the origin and nothing else: a central force field.
+sim_params central_params() {
+  sim_params s = force_free_params();
   s.attractor_count = 1;
   s.attractors[0] = {0.0f, 0.0f, 0.0f, 1.0f};
   return s;
@@ -93,11 +100,7 @@ TEST(particle_sim, zero_or_negative_steps_change_nothing) {
 }
 
 TEST(particle_sim, without_forces_particles_fly_straight) {
-  sim_params s;
-  s.swirl_strength = 0.0f;
-  s.damping = 0.0f;
-  s.boundary_radius = 1000.0f;
-  s.attractor_count = 0;
+  sim_params s = force_free_params();
   s.dt = 0.01f;
   std::vector<particle> ps(1);
   ps[0].position = {0.5f, -0.25f, 0.125f, 1.0f};
@@ -154,11 +157,8 @@ TEST(particle_sim, the_boundary_pulls_particles_back) {
 }
 
 TEST(particle_sim, damping_slows_particles) {
-  sim_params s;
-  s.swirl_strength = 0.0f;
+  sim_params s = force_free_params();
   s.damping = 0.5f;
-  s.attractor_count = 0;
-  s.boundary_radius = 1000.0f;
   std::vector<particle> ps(1);
   ps[0].velocity = {1.0f, 0.0f, 0.0f, 0.0f};
   step_cpu(ps, s, 1000);  // t = 2: v = (1 - 0.5 dt)^1000 ~ exp(-1)
