@@ -6,11 +6,8 @@
 # Inputs (-D): BUILD (the build tree with CPackConfig.cmake), BINARY (scratch folder), CPACK, VERSION,
 # LIBDIR (relative, e.g. lib), MODULES (|-separated list of the built modules), TOOLS (ON when membridge-info is built).
 cmake_minimum_required(VERSION 3.25)
-foreach(var BUILD BINARY CPACK VERSION LIBDIR MODULES TOOLS)
-  if(NOT DEFINED ${var})
-    message(FATAL_ERROR "check_deb.cmake needs -D${var}=...")
-  endif()
-endforeach()
+include("${CMAKE_CURRENT_LIST_DIR}/script_inputs.cmake")
+require_inputs(check_deb.cmake BUILD BINARY CPACK VERSION LIBDIR MODULES TOOLS)
 string(REPLACE "|" ";" MODULES "${MODULES}")
 find_program(DPKG_DEB dpkg-deb REQUIRED)
 file(REMOVE_RECURSE "${BINARY}")

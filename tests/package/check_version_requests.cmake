@@ -5,11 +5,8 @@
 # Inputs (-D): STAGE (install prefix), SOURCE (tests/package/version_consumer), BINARY, GENERATOR, CXX,
 # VERSION (the project's version, x.y.z).
 cmake_minimum_required(VERSION 3.25)
-foreach(var STAGE SOURCE BINARY GENERATOR CXX VERSION)
-  if(NOT DEFINED ${var})
-    message(FATAL_ERROR "check_version_requests.cmake needs -D${var}=...")
-  endif()
-endforeach()
+include("${CMAKE_CURRENT_LIST_DIR}/script_inputs.cmake")
+require_inputs(check_version_requests.cmake STAGE SOURCE BINARY GENERATOR CXX VERSION)
 string(REGEX MATCH "^([0-9]+)\\.([0-9]+)\\.([0-9]+)$" _ "${VERSION}")
 set(major ${CMAKE_MATCH_1})
 set(minor ${CMAKE_MATCH_2})

@@ -21,11 +21,8 @@
 # is fixing).
 cmake_minimum_required(VERSION 3.25)
 
-foreach(var REPO STAGE BINARY GENERATOR CXX)
-  if(NOT DEFINED ${var})
-    message(FATAL_ERROR "compile_doc_snippets.cmake needs -D${var}=...")
-  endif()
-endforeach()
+include("${CMAKE_CURRENT_LIST_DIR}/script_inputs.cmake")
+require_inputs(compile_doc_snippets.cmake REPO STAGE BINARY GENERATOR CXX)
 string(REPLACE "|" ";" pending_files "${PENDING}")
 
 file(REMOVE_RECURSE "${BINARY}")

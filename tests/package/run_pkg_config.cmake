@@ -5,11 +5,8 @@
 # Inputs (-D): STAGE (install prefix), LIBDIR (relative, e.g. lib), SOURCE (the consumer's main.cpp),
 # BINARY (scratch folder), CXX, VERSION, MODULES (|-separated list of the built modules, core first).
 cmake_minimum_required(VERSION 3.25)
-foreach(var STAGE LIBDIR SOURCE BINARY CXX VERSION MODULES)
-  if(NOT DEFINED ${var})
-    message(FATAL_ERROR "run_pkg_config.cmake needs -D${var}=...")
-  endif()
-endforeach()
+include("${CMAKE_CURRENT_LIST_DIR}/script_inputs.cmake")
+require_inputs(run_pkg_config.cmake STAGE LIBDIR SOURCE BINARY CXX VERSION MODULES)
 string(REPLACE "|" ";" MODULES "${MODULES}")
 include("${CMAKE_CURRENT_LIST_DIR}/consumer_support.cmake")
 find_program(PKG_CONFIG NAMES pkg-config pkgconf REQUIRED)
