@@ -1,11 +1,11 @@
 #include "child_process.hpp"
+#include "fork_exec_self.hpp"
 
 #include "ipc/posix/scm_rights.hpp"
 
 #include <array>
 #include <cerrno>
 #include <csignal>
-#include <fcntl.h>
 #include <cstring>
 #include <map>
 #include <poll.h>
@@ -78,24 +78,10 @@ result<child_process> spawn_child(const std::string& role, const std::vector<std
     return error::from_errno(errno, "socketpair");
   auto parent_end = os::unique_fd::from_native(sv[0]);
   auto child_end = os::unique_fd::from_native(sv[1]);
-  std::vector<std::string> argv_storage{"membridge-test-child", std::string(role_flag) + role};
-  argv_storage.insert(argv_storage.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : argv_storage) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const pid_t pid = ::fork();
+  std::vector<std::string> argv{"membridge-test-child", std::string(role_flag) + role};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const pid_t pid = fork_exec_self(std::move(argv), child_end.get(), child_fd, parent_death::ignore);
   if (pid < 0) return error::from_errno(errno, "fork");
-  if (pid == 0) {
-    // Child: only async-signal-safe calls until exec. dup2 gives fd 3 without close-on-exec; if the
-    // socket already is fd 3, clear the flag instead.
-    if (child_end.get() == child_fd) {
-      if (::fcntl(child_fd, F_SETFD, 0) != 0) ::_exit(91);
-    } else if (::dup2(child_end.get(), child_fd) < 0) {
-      ::_exit(91);
-    }
-    ::execv("/proc/self/exe", argv.data());
-    ::_exit(92);
-  }
   return child_process(pid, std::move(parent_end));
 }
 
