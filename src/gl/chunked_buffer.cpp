@@ -90,7 +90,7 @@ result<void> chunked_buffer::append(os::borrowed_shareable_handle handle, std::s
     MEMBRIDGE_TRY(commit(state_->fn, sparse_name_, offset, size, memory.name(), true));
     added.memory = std::make_shared<const memory_object>(std::move(memory));
   } else {
-    MEMBRIDGE_TRY_ASSIGN(added.per_chunk, buffer::import(ctx, handle, info, size));
+    MEMBRIDGE_TRY_ASSIGN(added.buffer, buffer::import(ctx, handle, info, size));
   }
   add_chunk(std::move(added));
   return ok();
@@ -102,7 +102,7 @@ result<void> chunked_buffer::drop_sparse_chunk(const detail::view_chunk& c) cons
 
 unsigned int chunked_buffer::name() const noexcept {
   if (is_sparse()) return sparse_name_;
-  return chunks_.size() == 1 ? chunks_.front().per_chunk.name() : 0;
+  return chunks_.size() == 1 ? chunks_.front().buffer.name() : 0;
 }
 
 chunked_buffer::chunked_buffer(chunked_buffer&& other) noexcept

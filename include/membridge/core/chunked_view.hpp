@@ -13,11 +13,33 @@
 
 namespace membridge {
 
+/// A contiguous piece of a chunked view and the API buffer that covers it (`Buffer`: a VkBuffer, a GL
+/// buffer name).
+template <class Buffer>
+struct view_segment {
+  Buffer buffer{};                ///< The API buffer. Ownership: owned by the chunked view.
+  std::size_t buffer_offset = 0;  ///< Where the segment starts inside `buffer`.
+  std::size_t offset = 0;         ///< Where the segment starts in the whole view (CUDA's offset).
+  std::size_t size = 0;           ///< Bytes.
+};
+
+namespace detail {
+/// One imported chunk of a chunked view: `memory` is bound or committed to the sparse buffer in sparse
+/// mode, `buffer` is the chunk's own buffer in per-chunk mode.
+template <class Memory, class Buffer>
+struct view_chunk {
+  Memory memory;
+  Buffer buffer;
+  std::size_t offset = 0;
+  std::size_t size = 0;
+};
+}  // namespace detail
+
 /// The base of vulkan::chunked_buffer and gl::chunked_buffer (never used on its own): the chunks,
 /// contiguous from offset 0 in append order, the segments a renderer binds, the bytes visible and
 /// reserved, the sparse page size and the generation, and truncate(), which is the same in both.
 ///
-/// `Chunk` has `offset` and `size` members; `Segment` is {API buffer, buffer_offset, offset, size}.
+/// `Chunk` is a detail::view_chunk; `Segment` a view_segment.
 /// `Derived` (a friend) supplies the API's part: `truncate_call` (the name errors give),
 /// `is_sparse()`, `sparse_handle()` (the one sparse buffer), `chunk_handle(chunk)` (a per-chunk
 /// buffer) and `drop_sparse_chunk(chunk)` (unbind or decommit; called in sparse mode only).

@@ -24,22 +24,13 @@ enum class growth_mode : std::uint8_t {
   per_chunk,      ///< The re-import path: one GL buffer per imported chunk (segments()); new chunks get new names.
 };
 
-/// A contiguous piece of the view and the GL buffer that covers it.
-struct buffer_segment {
-  unsigned int buffer = 0;        ///< The GL buffer name. Ownership: owned by the chunked_buffer.
-  std::size_t buffer_offset = 0;  ///< Where the segment starts inside `buffer`.
-  std::size_t offset = 0;         ///< Where the segment starts in the whole view (CUDA's offset).
-  std::size_t size = 0;           ///< Bytes.
-};
+/// A contiguous piece of the view and the GL buffer (its name) that covers it.
+using buffer_segment = view_segment<unsigned int>;
 
 namespace detail {
-/// One imported chunk of a chunked_buffer (private to it).
-struct view_chunk {
-  std::shared_ptr<const memory_object> memory;  // sparse mode
-  buffer per_chunk;                             // per-chunk mode
-  std::size_t offset = 0;
-  std::size_t size = 0;
-};
+/// One imported chunk of a chunked_buffer (private to it): the memory object in sparse mode, the
+/// chunk's own buffer in per-chunk mode.
+using view_chunk = membridge::detail::view_chunk<std::shared_ptr<const memory_object>, buffer>;
 }  // namespace detail
 
 /// GL's view of a chunked allocation: chunks are imported in order, contiguous from offset 0.
@@ -92,7 +83,7 @@ class chunked_buffer : public chunked_view<chunked_buffer, detail::view_chunk, b
   friend chunked_view;
   static constexpr const char* truncate_call = "gl::chunked_buffer::truncate";
   [[nodiscard]] unsigned int sparse_handle() const noexcept { return sparse_name_; }
-  [[nodiscard]] static unsigned int chunk_handle(const detail::view_chunk& c) noexcept { return c.per_chunk.name(); }
+  [[nodiscard]] static unsigned int chunk_handle(const detail::view_chunk& c) noexcept { return c.buffer.name(); }
   [[nodiscard]] result<void> drop_sparse_chunk(const detail::view_chunk& c) const;
   void reset() noexcept;
 

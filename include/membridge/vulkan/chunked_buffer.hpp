@@ -33,21 +33,12 @@ struct chunked_buffer_info {
 };
 
 /// A contiguous piece of the view and the VkBuffer that covers it.
-struct buffer_segment {
-  VkBuffer buffer = VK_NULL_HANDLE;  ///< The buffer. Ownership: owned by the chunked_buffer.
-  std::size_t buffer_offset = 0;     ///< Where the segment starts inside `buffer`.
-  std::size_t offset = 0;            ///< Where the segment starts in the whole view (CUDA's offset).
-  std::size_t size = 0;              ///< Bytes.
-};
+using buffer_segment = view_segment<VkBuffer>;
 
 namespace detail {
-/// One imported chunk of a chunked_buffer (private to it).
-struct view_chunk {
-  imported_memory memory;  // sparse mode
-  shared_buffer buffer;    // per-chunk mode
-  std::size_t offset = 0;
-  std::size_t size = 0;
-};
+/// One imported chunk of a chunked_buffer (private to it): the memory bound in sparse mode, the
+/// chunk's own buffer in per-chunk mode.
+using view_chunk = membridge::detail::view_chunk<imported_memory, shared_buffer>;
 }  // namespace detail
 
 /// Vulkan's view of a chunked allocation: chunks are imported in order, contiguous from offset 0.
