@@ -2,9 +2,8 @@
 #include "child_exec.hpp"
 
 #include "cuda_support.hpp"
+#include "../../tests/support/fork_exec_self.hpp"  // shared with the tests' child processes
 
-#include <fcntl.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,24 +16,9 @@
 namespace membridge::bench {
 
 pid_t spawn_self(std::vector<std::string> args, const os::unique_fd& child_end, int child_fd) {
-  std::vector<char*> argv;  // built before fork: the child makes only async-signal-safe calls
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
+  // Dies with the parent; the socket becomes child_fd.
+  const pid_t pid = testing::fork_exec_self(std::move(args), child_end.get(), child_fd, testing::parent_death::kill);
   if (pid < 0) throw bench_failure(std::string("fork: ") + std::strerror(errno));
-  if (pid == 0) {
-    // Only async-signal-safe calls until exec. Die with the parent; the socket becomes child_fd.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(93);
-    if (child_end.get() == child_fd) {
-      if (::fcntl(child_fd, F_SETFD, 0) != 0) ::_exit(91);
-    } else if (::dup2(child_end.get(), child_fd) < 0) {
-      ::_exit(91);
-    }
-    ::execv("/proc/self/exe", argv.data());
-    ::_exit(92);
-  }
   return pid;
 }
 

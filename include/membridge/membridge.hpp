@@ -6,6 +6,7 @@
 #include <membridge/version.hpp>
 
 #include <membridge/core/chunk_append.hpp>
+#include <membridge/core/chunked_view.hpp>
 #include <membridge/core/device_uuid.hpp>
 #include <membridge/core/error.hpp>
 #include <membridge/core/log.hpp>
@@ -30,6 +31,7 @@
 #if MEMBRIDGE_HAS_CUDA
 #include <membridge/cuda/address_range.hpp>
 #include <membridge/cuda/chunk_policy.hpp>
+#include <membridge/cuda/chunked_range.hpp>
 #include <membridge/cuda/device.hpp>
 #include <membridge/cuda/driver.hpp>
 #include <membridge/cuda/external_memory.hpp>

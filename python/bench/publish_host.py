@@ -61,39 +61,38 @@ class PythonPath:
         self.frame = 0
 
     def block(self, how: str) -> list[float]:
-        a, pub, slots, size = self.args, self.pub, self.args.slots, self.args.slot_bytes
-        s, base, f = self.stream.cuda_stream, self.buf.ptr, self.frame
-        clock = time.perf_counter_ns
-        out: list[float] = []
+        slots, size = self.args.slots, self.args.slot_bytes
+        s, base = self.stream.cuda_stream, self.buf.ptr
         if how == "memset":
             memset = self.cupy.cuda.runtime.memsetAsync
-            for i in range(a.warmup + a.frames):
-                t0 = clock()
-                pub.acquire(s, f)
-                memset(base + (f % slots) * size, frame_byte(f), size, s)
-                pub.release(s, f)
-                pub.publish_frame(f)
-                t1 = clock()
-                if i >= a.warmup:
-                    out.append((t1 - t0) / 1000.0)
-                f += 1
+            out, f = self.timed_frames(lambda f: memset(base + (f % slots) * size, frame_byte(f), size, s))
         else:
             view = self.view
             with self.torch.cuda.stream(self.stream):
-                for i in range(a.warmup + a.frames):
-                    t0 = clock()
-                    pub.acquire(s, f)
-                    view[f % slots].fill_(frame_byte(f))
-                    pub.release(s, f)
-                    pub.publish_frame(f)
-                    t1 = clock()
-                    if i >= a.warmup:
-                        out.append((t1 - t0) / 1000.0)
-                    f += 1
+                out, f = self.timed_frames(lambda f: view[f % slots].fill_(frame_byte(f)))
         self.stream.synchronize()
         self.frame = f
         self.verify(f - 1)
         return out
+
+    def timed_frames(self, fill) -> tuple[list[float], int]:
+        """Times warmup + frames cycles from self.frame on: acquire, fill(f) (the frame's writes on the
+        stream), release, publish_frame. Returns the microseconds of each cycle after the warmup and the
+        next frame number."""
+        a, pub, s, f = self.args, self.pub, self.stream.cuda_stream, self.frame
+        clock = time.perf_counter_ns
+        out: list[float] = []
+        for i in range(a.warmup + a.frames):
+            t0 = clock()
+            pub.acquire(s, f)
+            fill(f)
+            pub.release(s, f)
+            pub.publish_frame(f)
+            t1 = clock()
+            if i >= a.warmup:
+                out.append((t1 - t0) / 1000.0)
+            f += 1
+        return out, f
 
     def verify(self, last: int) -> None:
         slots = self.args.slots

@@ -87,13 +87,13 @@ result<std::size_t> common_granularity(const std::vector<const device*>& placeme
 
 growable_buffer::growable_buffer(address_range range, std::size_t granularity,
                                  const growable_buffer_options& options, std::vector<state_ptr> placement)
-    : range_(std::move(range)),
-      chunks_(std::make_unique<detail::chunk_list>(range_)),
-      granularity_(granularity),
+    : granularity_(granularity),
       policy_(options.chunks),
       memory_options_(options.memory),
       placement_(std::move(placement)),
       per_chunk_(options.placement.per_chunk) {
+  range_ = std::move(range);
+  chunks_ = std::make_unique<detail::chunk_list>(range_);
   std::vector<detail::peer_grant> grants;
   grants.reserve(options.access.size());
   for (const device_access& a : options.access) grants.push_back({a.gpu->state(), a.rights});
@@ -132,10 +132,7 @@ result<growable_buffer> growable_buffer::create(const device& dev, const growabl
 growable_buffer::growable_buffer() noexcept = default;
 
 growable_buffer::growable_buffer(growable_buffer&& other) noexcept
-    : range_(std::move(other.range_)),
-      chunks_(std::move(other.chunks_)),
-      size_(std::exchange(other.size_, 0)),
-      capacity_(std::exchange(other.capacity_, 0)),
+    : chunked_range(std::move(other)),
       granularity_(other.granularity_),
       policy_(other.policy_),
       memory_options_(other.memory_options_),
@@ -145,10 +142,7 @@ growable_buffer::growable_buffer(growable_buffer&& other) noexcept
 growable_buffer& growable_buffer::operator=(growable_buffer&& other) noexcept {
   if (this != &other) {
     release_all();
-    range_ = std::move(other.range_);
-    chunks_ = std::move(other.chunks_);
-    size_ = std::exchange(other.size_, 0);
-    capacity_ = std::exchange(other.capacity_, 0);
+    chunked_range::operator=(std::move(other));
     granularity_ = other.granularity_;
     policy_ = other.policy_;
     memory_options_ = other.memory_options_;
@@ -160,15 +154,11 @@ growable_buffer& growable_buffer::operator=(growable_buffer&& other) noexcept {
 
 growable_buffer::~growable_buffer() { release_all(); }
 
-// The chunks first (detail::chunk_list: one wait, then unmap and release each, newest first), then
-// the address range they live in.
+// The chunks and the range they live in (chunked_range's order), then the placement.
 void growable_buffer::release_all() noexcept {
-  chunks_.reset();
-  range_.reset();
+  release_range();
   placement_.clear();
   per_chunk_.clear();
-  size_ = 0;
-  capacity_ = 0;
 }
 
 const growable_buffer::state_ptr& growable_buffer::placement_of(std::size_t chunk_index) const noexcept {
@@ -239,8 +229,6 @@ result<void> growable_buffer::shrink(std::size_t new_size) {
 result<void> growable_buffer::resize(std::size_t new_size) {
   return new_size >= size_ ? grow(new_size) : shrink(new_size);
 }
-
-std::size_t growable_buffer::chunk_count() const noexcept { return chunks_ ? chunks_->count() : 0; }
 
 chunk_info growable_buffer::chunk(std::size_t index) const noexcept {
   const vmm_allocation& memory = chunks_->memory(index);

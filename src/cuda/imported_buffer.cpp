@@ -23,34 +23,23 @@ result<imported_buffer> imported_buffer::reserve(const device& dev, std::size_t 
 imported_buffer::imported_buffer() noexcept = default;
 
 imported_buffer::imported_buffer(imported_buffer&& other) noexcept
-    : range_(std::move(other.range_)),
-      chunks_(std::move(other.chunks_)),
-      chunk_gpus_(std::move(other.chunk_gpus_)),
-      size_(std::exchange(other.size_, 0)),
-      capacity_(std::exchange(other.capacity_, 0)) {}
+    : chunked_range(std::move(other)), chunk_gpus_(std::move(other.chunk_gpus_)) {}
 
 imported_buffer& imported_buffer::operator=(imported_buffer&& other) noexcept {
   if (this != &other) {
     release_all();
-    range_ = std::move(other.range_);
-    chunks_ = std::move(other.chunks_);
+    chunked_range::operator=(std::move(other));
     chunk_gpus_ = std::move(other.chunk_gpus_);
-    size_ = std::exchange(other.size_, 0);
-    capacity_ = std::exchange(other.capacity_, 0);
   }
   return *this;
 }
 
 imported_buffer::~imported_buffer() { release_all(); }
 
-// The chunks first (detail::chunk_list: one wait, then unmap and release each, newest first), then
-// the address range they live in.
+// The chunks and the range they live in (chunked_range's order), then the chunks' GPUs.
 void imported_buffer::release_all() noexcept {
-  chunks_.reset();
+  release_range();
   chunk_gpus_.clear();
-  range_.reset();
-  size_ = 0;
-  capacity_ = 0;
 }
 
 result<void> imported_buffer::append(os::borrowed_shareable_handle fd, std::size_t offset, std::size_t size, access rights) {
@@ -197,8 +186,6 @@ result<void> imported_buffer::truncate(std::size_t chunk_count) {
                                                    " chunks");
   return ok();
 }
-
-std::size_t imported_buffer::chunk_count() const noexcept { return chunks_ ? chunks_->count() : 0; }
 
 result<void> imported_buffer::set_size(std::size_t bytes) {
   if (bytes > capacity_)

@@ -79,7 +79,7 @@ result<void> chunked_buffer::append(os::borrowed_shareable_handle handle, std::s
   MEMBRIDGE_TRY(check_chunk_append(append_call, size_, reserved_size_, offset, size));
   const context ctx(state_);
   const memory_import_info info{.size = size, .dedicated = false};
-  chunk added{{}, {}, offset, size};
+  detail::view_chunk added{{}, {}, offset, size};
   if (is_sparse()) {
     const bool ends_buffer = offset + size == reserved_size_;
     if (offset % page_size_ != 0 || (size % page_size_ != 0 && !ends_buffer))
@@ -90,65 +90,32 @@ result<void> chunked_buffer::append(os::borrowed_shareable_handle handle, std::s
     MEMBRIDGE_TRY(commit(state_->fn, sparse_name_, offset, size, memory.name(), true));
     added.memory = std::make_shared<const memory_object>(std::move(memory));
   } else {
-    MEMBRIDGE_TRY_ASSIGN(added.per_chunk, buffer::import(ctx, handle, info, size));
+    MEMBRIDGE_TRY_ASSIGN(added.buffer, buffer::import(ctx, handle, info, size));
   }
-  chunks_.push_back(std::move(added));
-  size_ += size;
-  ++generation_;
-  rebuild_segments();
+  add_chunk(std::move(added));
   return ok();
 }
 
-result<void> chunked_buffer::truncate(std::size_t chunk_count) {
-  if (chunk_count > chunks_.size())
-    return error(errc::invalid_argument, "gl::chunked_buffer::truncate",
-                 "cannot keep " + std::to_string(chunk_count) + " of " + std::to_string(chunks_.size()) + " chunks");
-  while (chunks_.size() > chunk_count) {
-    const chunk& last = chunks_.back();
-    if (is_sparse()) MEMBRIDGE_TRY(commit(state_->fn, sparse_name_, last.offset, last.size, last.memory->name(), false));
-    size_ -= last.size;
-    chunks_.pop_back();
-    ++generation_;
-  }
-  rebuild_segments();
-  return ok();
+result<void> chunked_buffer::drop_sparse_chunk(const detail::view_chunk& c) const {
+  return commit(state_->fn, sparse_name_, c.offset, c.size, c.memory->name(), false);
 }
 
 unsigned int chunked_buffer::name() const noexcept {
   if (is_sparse()) return sparse_name_;
-  return chunks_.size() == 1 ? chunks_.front().per_chunk.name() : 0;
-}
-
-void chunked_buffer::rebuild_segments() {
-  segments_.clear();
-  if (is_sparse()) {
-    if (size_ > 0) segments_.push_back(buffer_segment{sparse_name_, 0, 0, size_});
-    return;
-  }
-  for (const auto& c : chunks_) segments_.push_back(buffer_segment{c.per_chunk.name(), 0, c.offset, c.size});
+  return chunks_.size() == 1 ? chunks_.front().buffer.name() : 0;
 }
 
 chunked_buffer::chunked_buffer(chunked_buffer&& other) noexcept
-    : state_(std::move(other.state_)),
-      sparse_name_(std::exchange(other.sparse_name_, 0)),
-      chunks_(std::move(other.chunks_)),
-      segments_(std::move(other.segments_)),
-      size_(std::exchange(other.size_, 0)),
-      reserved_size_(std::exchange(other.reserved_size_, 0)),
-      page_size_(std::exchange(other.page_size_, 1)),
-      generation_(other.generation_) {}
+    : chunked_view(std::move(other)),
+      state_(std::move(other.state_)),
+      sparse_name_(std::exchange(other.sparse_name_, 0)) {}
 
 chunked_buffer& chunked_buffer::operator=(chunked_buffer&& other) noexcept {
   if (this != &other) {
     reset();
+    chunked_view::operator=(std::move(other));
     state_ = std::move(other.state_);
     sparse_name_ = std::exchange(other.sparse_name_, 0);
-    chunks_ = std::move(other.chunks_);
-    segments_ = std::move(other.segments_);
-    size_ = std::exchange(other.size_, 0);
-    reserved_size_ = std::exchange(other.reserved_size_, 0);
-    page_size_ = std::exchange(other.page_size_, 1);
-    generation_ = other.generation_;
   }
   return *this;
 }
@@ -159,10 +126,7 @@ chunked_buffer::~chunked_buffer() { reset(); }
 void chunked_buffer::reset() noexcept {
   if (sparse_name_ != 0 && state_) state_->fn.DeleteBuffers(1, &sparse_name_);
   sparse_name_ = 0;
-  chunks_.clear();
-  segments_.clear();
-  size_ = 0;
-  reserved_size_ = 0;
+  clear_chunks();
   state_.reset();
 }
 

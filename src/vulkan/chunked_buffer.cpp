@@ -58,11 +58,7 @@ result<chunked_buffer> chunked_buffer::create(const device_context& context, con
 result<void> chunked_buffer::append(os::borrowed_shareable_handle handle, std::size_t offset, std::size_t size) {
   if (!valid()) return error(errc::invalid_argument, append_call, "the chunked_buffer is empty");
   MEMBRIDGE_TRY(check_chunk_append(append_call, size_, reserved_size_, offset, size));
-  MEMBRIDGE_TRY(is_sparse() ? append_sparse(handle, offset, size) : append_per_chunk(handle, offset, size));
-  size_ += size;
-  ++generation_;
-  rebuild_segments();
-  return ok();
+  return is_sparse() ? append_sparse(handle, offset, size) : append_per_chunk(handle, offset, size);
 }
 
 result<void> chunked_buffer::append_sparse(os::borrowed_shareable_handle handle, std::size_t offset, std::size_t size) {
@@ -75,7 +71,7 @@ result<void> chunked_buffer::append_sparse(os::borrowed_shareable_handle handle,
   import_info.memory_type_bits = sparse_type_bits_;
   MEMBRIDGE_TRY_ASSIGN(auto memory, imported_memory::import(context_from_state(), handle, import_info));
   MEMBRIDGE_TRY(bind_sparse(offset, size, memory.get()));
-  chunks_.push_back(chunk{std::move(memory), shared_buffer(), offset, size});
+  add_chunk(detail::view_chunk{std::move(memory), shared_buffer(), offset, size});
   return ok();
 }
 
@@ -84,7 +80,7 @@ result<void> chunked_buffer::append_per_chunk(os::borrowed_shareable_handle hand
   info.allocation_size = size;
   info.usage = usage_;
   MEMBRIDGE_TRY_ASSIGN(auto buffer, shared_buffer::import(context_from_state(), handle, info));
-  chunks_.push_back(chunk{imported_memory(), std::move(buffer), offset, size});
+  add_chunk(detail::view_chunk{imported_memory(), std::move(buffer), offset, size});
   return ok();
 }
 
@@ -113,60 +109,26 @@ result<void> chunked_buffer::bind_sparse(std::size_t offset, std::size_t size, V
   return ok();
 }
 
-result<void> chunked_buffer::truncate(std::size_t chunk_count) {
-  if (chunk_count > chunks_.size())
-    return error(errc::invalid_argument, "chunked_buffer::truncate",
-                 "cannot keep " + std::to_string(chunk_count) + " of " + std::to_string(chunks_.size()) + " chunks");
-  while (chunks_.size() > chunk_count) {
-    const chunk& last = chunks_.back();
-    if (is_sparse()) MEMBRIDGE_TRY(bind_sparse(last.offset, last.size, VK_NULL_HANDLE));
-    size_ -= last.size;
-    chunks_.pop_back();
-    ++generation_;
-  }
-  rebuild_segments();
-  return ok();
-}
-
 VkBuffer chunked_buffer::buffer() const noexcept {
   if (is_sparse()) return sparse_buffer_;
   return chunks_.size() == 1 ? chunks_.front().buffer.get() : VK_NULL_HANDLE;
 }
 
-void chunked_buffer::rebuild_segments() {
-  segments_.clear();
-  if (is_sparse()) {
-    if (size_ > 0) segments_.push_back(buffer_segment{sparse_buffer_, 0, 0, size_});
-    return;
-  }
-  for (const auto& c : chunks_) segments_.push_back(buffer_segment{c.buffer.get(), 0, c.offset, c.size});
-}
-
 chunked_buffer::chunked_buffer(chunked_buffer&& other) noexcept
-    : context_(std::move(other.context_)),
+    : chunked_view(std::move(other)),
+      context_(std::move(other.context_)),
       sparse_buffer_(std::exchange(other.sparse_buffer_, VK_NULL_HANDLE)),
       sparse_type_bits_(other.sparse_type_bits_),
-      chunks_(std::move(other.chunks_)),
-      segments_(std::move(other.segments_)),
-      size_(std::exchange(other.size_, 0)),
-      reserved_size_(std::exchange(other.reserved_size_, 0)),
-      page_size_(std::exchange(other.page_size_, 1)),
-      usage_(other.usage_),
-      generation_(other.generation_) {}
+      usage_(other.usage_) {}
 
 chunked_buffer& chunked_buffer::operator=(chunked_buffer&& other) noexcept {
   if (this != &other) {
     reset();
+    chunked_view::operator=(std::move(other));
     context_ = std::move(other.context_);
     sparse_buffer_ = std::exchange(other.sparse_buffer_, VK_NULL_HANDLE);
     sparse_type_bits_ = other.sparse_type_bits_;
-    chunks_ = std::move(other.chunks_);
-    segments_ = std::move(other.segments_);
-    size_ = std::exchange(other.size_, 0);
-    reserved_size_ = std::exchange(other.reserved_size_, 0);
-    page_size_ = std::exchange(other.page_size_, 1);
     usage_ = other.usage_;
-    generation_ = other.generation_;
   }
   return *this;
 }
@@ -178,9 +140,7 @@ void chunked_buffer::reset() noexcept {
   if (sparse_buffer_ != VK_NULL_HANDLE && context_)
     context_->table.vkDestroyBuffer(context_->device, sparse_buffer_, nullptr);
   sparse_buffer_ = VK_NULL_HANDLE;
-  chunks_.clear();
-  segments_.clear();
-  size_ = 0;
+  clear_chunks();
   context_.reset();
 }
 

@@ -1,9 +1,11 @@
 #include "child_process.hpp"
+#include "fork_exec_self.hpp"
+
+#include "ipc/posix/scm_rights.hpp"
 
 #include <array>
 #include <cerrno>
 #include <csignal>
-#include <fcntl.h>
 #include <cstring>
 #include <map>
 #include <poll.h>
@@ -76,24 +78,10 @@ result<child_process> spawn_child(const std::string& role, const std::vector<std
     return error::from_errno(errno, "socketpair");
   auto parent_end = os::unique_fd::from_native(sv[0]);
   auto child_end = os::unique_fd::from_native(sv[1]);
-  std::vector<std::string> argv_storage{"membridge-test-child", std::string(role_flag) + role};
-  argv_storage.insert(argv_storage.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : argv_storage) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const pid_t pid = ::fork();
+  std::vector<std::string> argv{"membridge-test-child", std::string(role_flag) + role};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const pid_t pid = fork_exec_self(std::move(argv), child_end.get(), child_fd, parent_death::ignore);
   if (pid < 0) return error::from_errno(errno, "fork");
-  if (pid == 0) {
-    // Child: only async-signal-safe calls until exec. dup2 gives fd 3 without close-on-exec; if the
-    // socket already is fd 3, clear the flag instead.
-    if (child_end.get() == child_fd) {
-      if (::fcntl(child_fd, F_SETFD, 0) != 0) ::_exit(91);
-    } else if (::dup2(child_end.get(), child_fd) < 0) {
-      ::_exit(91);
-    }
-    ::execv("/proc/self/exe", argv.data());
-    ::_exit(92);
-  }
   return child_process(pid, std::move(parent_end));
 }
 
@@ -104,19 +92,8 @@ result<void> send_message(os::borrowed_fd socket, std::span<const std::byte> pay
   iovec iov{const_cast<std::byte*>(payload.data()), payload.size()};
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
-  alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int) * max_fds)> control{};
-  if (!fds.empty()) {
-    msg.msg_control = control.data();
-    msg.msg_controllen = CMSG_SPACE(sizeof(int) * fds.size());
-    cmsghdr* c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
-    for (std::size_t i = 0; i < fds.size(); ++i) {
-      const int fd = fds[i].get();
-      std::memcpy(CMSG_DATA(c) + i * sizeof(int), &fd, sizeof fd);
-    }
-  }
+  alignas(cmsghdr) std::array<char, ipc::detail::scm_rights_space(max_fds)> control{};
+  ipc::detail::attach_fds(msg, control, fds);
   const ssize_t sent = ::sendmsg(socket.get(), &msg, MSG_NOSIGNAL);
   if (sent < 0) return error::from_errno(errno, "sendmsg");
   if (static_cast<std::size_t>(sent) != payload.size())
@@ -135,21 +112,13 @@ result<message> receive_message(os::borrowed_fd socket, std::size_t max_payload,
   iovec iov{out.payload.data(), out.payload.size()};
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
-  alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int) * max_fds)> control{};
+  alignas(cmsghdr) std::array<char, ipc::detail::scm_rights_space(max_fds)> control{};
   msg.msg_control = control.data();
   msg.msg_controllen = control.size();
   const ssize_t got = ::recvmsg(socket.get(), &msg, MSG_CMSG_CLOEXEC);
   if (got < 0) return error::from_errno(errno, "recvmsg");
   // Own every received fd first, so none leaks whatever the payload says.
-  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
-    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-    const std::size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-    for (std::size_t i = 0; i < n; ++i) {
-      int fd = -1;
-      std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-      out.fds.push_back(os::unique_fd::from_native(fd));
-    }
-  }
+  ipc::detail::for_each_received_fd(msg, [&](int fd) { out.fds.push_back(os::unique_fd::from_native(fd)); });
   if (got == 0 && (pfd.revents & POLLHUP) != 0) return error(errc::protocol_error, "recvmsg", "the peer closed");
   if ((msg.msg_flags & MSG_CTRUNC) != 0) return error(errc::protocol_error, "recvmsg", "fds were truncated");
   if ((msg.msg_flags & MSG_TRUNC) != 0 || static_cast<std::size_t>(got) > max_payload)

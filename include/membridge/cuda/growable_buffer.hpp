@@ -4,6 +4,7 @@
 #include <membridge/core/result.hpp>
 #include <membridge/cuda/address_range.hpp>
 #include <membridge/cuda/chunk_policy.hpp>
+#include <membridge/cuda/chunked_range.hpp>
 #include <membridge/cuda/device.hpp>
 #include <membridge/cuda/mapping.hpp>
 #include <membridge/cuda/peer.hpp>
@@ -15,10 +16,6 @@
 #include <vector>
 
 namespace membridge::cuda {
-
-namespace detail {
-class chunk_list;
-}  // namespace detail
 
 /// Where a growable buffer's chunks take their physical memory from.
 ///
@@ -83,7 +80,7 @@ struct exported_chunk {
 ///
 /// Move-only. Destruction waits for the queued work of every GPU with access, then unmaps, releases
 /// and frees.
-class growable_buffer {
+class growable_buffer : public chunked_range {
  public:
   /// Reserves the range and maps `options.size` bytes (rounded up to the granularity; chunks no
   /// larger than max_chunk). The granularity is the largest of the placement devices'.
@@ -101,8 +98,6 @@ class growable_buffer {
 
   /// An empty buffer (not created).
   growable_buffer() noexcept;
-  growable_buffer(const growable_buffer&) = delete;
-  growable_buffer& operator=(const growable_buffer&) = delete;
   /// Takes over `other`'s memory (the address does not change); `other` becomes empty.
   growable_buffer(growable_buffer&& other) noexcept;
   /// Releases the held memory, then takes over `other`'s.
@@ -135,27 +130,14 @@ class growable_buffer {
   /// new_capacity > max_size(). On error the buffer is unchanged.
   [[nodiscard]] result<void> reserve(std::size_t new_capacity);
 
-  /// The device address of byte 0; fixed for the buffer's life. Ownership: owned by the buffer.
-  [[nodiscard]] CUdeviceptr address() const noexcept { return range_.base(); }
-  /// The device address as a typed pointer for kernels. Ownership: owned by the buffer.
-  template <class T = void>
-  [[nodiscard]] T* data() const noexcept {
-    return reinterpret_cast<T*>(static_cast<std::uintptr_t>(range_.base()));  // NOLINT(performance-no-int-to-ptr)
-  }
+  // address(), data(), size() (what the caller last asked for), capacity(), chunk_count() and valid()
+  // come from chunked_range.
 
-  /// Bytes in use (what the caller last asked for).
-  [[nodiscard]] std::size_t size() const noexcept { return size_; }
-  /// Bytes mapped (sum of chunk sizes).
-  [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
   /// Bytes reserved: the most the buffer can ever hold.
   [[nodiscard]] std::size_t max_size() const noexcept { return range_.size(); }
   /// The granularity every chunk size and offset is a multiple of.
   [[nodiscard]] std::size_t granularity() const noexcept { return granularity_; }
-  /// True when created.
-  [[nodiscard]] bool valid() const noexcept { return range_.valid(); }
 
-  /// Number of mapped chunks.
-  [[nodiscard]] std::size_t chunk_count() const noexcept;
   /// Where chunk `index` lies. Precondition: index < chunk_count().
   [[nodiscard]] chunk_info chunk(std::size_t index) const noexcept;
   /// Where every chunk lies, in address order.
@@ -183,10 +165,6 @@ class growable_buffer {
   [[nodiscard]] const state_ptr& placement_of(std::size_t chunk_index) const noexcept;
   void release_all() noexcept;
 
-  address_range range_;
-  std::unique_ptr<detail::chunk_list> chunks_;  // the mapped chunks (shared with imported_buffer); null when empty
-  std::size_t size_ = 0;
-  std::size_t capacity_ = 0;
   std::size_t granularity_ = 0;
   chunk_policy policy_{};
   allocation_options memory_options_{};

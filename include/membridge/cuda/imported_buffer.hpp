@@ -4,6 +4,7 @@
 
 #include <membridge/core/result.hpp>
 #include <membridge/cuda/address_range.hpp>
+#include <membridge/cuda/chunked_range.hpp>
 #include <membridge/cuda/device.hpp>
 #include <membridge/cuda/mapping.hpp>
 #include <membridge/cuda/peer.hpp>
@@ -17,10 +18,6 @@
 #include <vector>
 
 namespace membridge::cuda {
-
-namespace detail {
-class chunk_list;
-}  // namespace detail
 
 /// Imported chunks at fixed offsets of a reserved address range: the importing side of a
 /// growable_buffer shared across processes (ipc) or APIs.
@@ -37,7 +34,7 @@ class chunk_list;
 /// Move-only. Destruction waits once per GPU with access for its queued work (one cuCtxSynchronize
 /// each, whatever the number of chunks), then unmaps, releases and frees (the exporter's memory lives
 /// on while it or anyone else still holds it).
-class imported_buffer {
+class imported_buffer : public chunked_range {
  public:
   /// Reserves `reserved_size` bytes of device addresses (rounded up to the granularity).
   /// Errors: invalid_argument for 0; out_of_memory when the address space is exhausted.
@@ -46,8 +43,6 @@ class imported_buffer {
 
   /// An empty object.
   imported_buffer() noexcept;
-  imported_buffer(const imported_buffer&) = delete;
-  imported_buffer& operator=(const imported_buffer&) = delete;
   /// Takes over `other`'s range and chunks; `other` becomes empty.
   imported_buffer(imported_buffer&& other) noexcept;
   /// Releases the held chunks and range (in order), then takes over `other`'s.
@@ -98,23 +93,11 @@ class imported_buffer {
   /// Errors: invalid_argument when `bytes` > capacity().
   [[nodiscard]] result<void> set_size(std::size_t bytes);
 
-  /// The device address of byte 0; fixed for the object's life. Ownership: owned by this object.
-  [[nodiscard]] CUdeviceptr address() const noexcept { return range_.base(); }
-  /// The device address as a typed pointer for kernels. Ownership: owned by this object.
-  template <class T = void>
-  [[nodiscard]] T* data() const noexcept {
-    return reinterpret_cast<T*>(static_cast<std::uintptr_t>(range_.base()));  // NOLINT(performance-no-int-to-ptr)
-  }
-  /// Bytes in use (set_size()).
-  [[nodiscard]] std::size_t size() const noexcept { return size_; }
-  /// Bytes mapped (sum of chunk sizes).
-  [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
+  // address(), data(), size() (set_size()), capacity(), chunk_count() and valid() come from
+  // chunked_range.
+
   /// Bytes of address range reserved.
   [[nodiscard]] std::size_t reserved_size() const noexcept { return range_.size(); }
-  /// Number of chunks mapped.
-  [[nodiscard]] std::size_t chunk_count() const noexcept;
-  /// True when reserved.
-  [[nodiscard]] bool valid() const noexcept { return range_.valid(); }
 
  private:
   using state_ptr = std::shared_ptr<const detail::device_state>;
@@ -123,11 +106,7 @@ class imported_buffer {
   [[nodiscard]] result<state_ptr> memory_gpu(const vmm_allocation& memory) const;
   [[nodiscard]] result<void> check_reach(const state_ptr& memory_gpu) const;
   [[nodiscard]] result<void> check_grants(std::span<const device_access> grants) const;
-  address_range range_;
-  std::unique_ptr<detail::chunk_list> chunks_;  // the mapped chunks (shared with growable_buffer); null when empty
-  std::vector<state_ptr> chunk_gpus_;           // the GPU whose memory holds each chunk, in chunk order
-  std::size_t size_ = 0;
-  std::size_t capacity_ = 0;
+  std::vector<state_ptr> chunk_gpus_;  // the GPU whose memory holds each chunk, in chunk order
 };
 
 }  // namespace membridge::cuda

@@ -2,6 +2,7 @@
 // cuda::growable_buffer), kept in step as chunks are added and removed.
 #pragma once
 
+#include <membridge/core/chunked_view.hpp>
 #include <membridge/core/result.hpp>
 #include <membridge/gl/buffer.hpp>
 #include <membridge/gl/context.hpp>
@@ -23,13 +24,14 @@ enum class growth_mode : std::uint8_t {
   per_chunk,      ///< The re-import path: one GL buffer per imported chunk (segments()); new chunks get new names.
 };
 
-/// A contiguous piece of the view and the GL buffer that covers it.
-struct buffer_segment {
-  unsigned int buffer = 0;        ///< The GL buffer name. Ownership: owned by the chunked_buffer.
-  std::size_t buffer_offset = 0;  ///< Where the segment starts inside `buffer`.
-  std::size_t offset = 0;         ///< Where the segment starts in the whole view (CUDA's offset).
-  std::size_t size = 0;           ///< Bytes.
-};
+/// A contiguous piece of the view and the GL buffer (its name) that covers it.
+using buffer_segment = view_segment<unsigned int>;
+
+namespace detail {
+/// One imported chunk of a chunked_buffer (private to it): the memory object in sparse mode, the
+/// chunk's own buffer in per-chunk mode.
+using view_chunk = membridge::detail::view_chunk<std::shared_ptr<const memory_object>, buffer>;
+}  // namespace detail
 
 /// GL's view of a chunked allocation: chunks are imported in order, contiguous from offset 0.
 ///
@@ -40,8 +42,11 @@ struct buffer_segment {
 /// segments() lists them and a renderer binds one range per segment. The same calls work in both
 /// modes; code that draws from segments() works in both.
 ///
+/// segments(), size(), reserved_size(), chunk_count(), generation(), page_size() (GL_SPARSE_BUFFER_PAGE_SIZE_ARB
+/// in sparse mode) and truncate() (sparse: decommits) come from chunked_view.
+///
 /// Every call needs the context current. Move-only; destruction deletes the buffers and memory objects.
-class chunked_buffer {
+class chunked_buffer : public chunked_view<chunked_buffer, detail::view_chunk, buffer_segment> {
  public:
   /// Creates an empty view (the sparse buffer, when sparse).
   /// Errors: invalid_argument for reserved_size 0; unsupported when sparse is asked for but missing
@@ -51,8 +56,6 @@ class chunked_buffer {
 
   /// An empty object.
   chunked_buffer() noexcept = default;
-  chunked_buffer(const chunked_buffer&) = delete;
-  chunked_buffer& operator=(const chunked_buffer&) = delete;
   /// Takes over `other`'s buffers; `other` becomes empty.
   chunked_buffer(chunked_buffer&& other) noexcept;
   /// Releases the held buffers, then takes over `other`'s.
@@ -68,48 +71,24 @@ class chunked_buffer {
   /// or offset not a multiple of page_size(); the import's and commit's GL errors.
   [[nodiscard]] result<void> append(os::borrowed_shareable_handle handle, std::size_t offset, std::size_t size);
 
-  /// Drops every chunk from index `chunk_count` on (sparse: decommits them). GL must no longer use
-  /// them. Errors: invalid_argument when chunk_count > this->chunk_count().
-  [[nodiscard]] result<void> truncate(std::size_t chunk_count);
-
   /// The sparse buffer, or the only chunk's buffer; 0 in per-chunk mode with != 1 chunk.
   /// Ownership: owned by this object.
   [[nodiscard]] unsigned int name() const noexcept;
-  /// The pieces to bind, in offset order (one piece in sparse mode).
-  [[nodiscard]] std::span<const buffer_segment> segments() const noexcept { return segments_; }
   /// True in sparse mode.
   [[nodiscard]] bool is_sparse() const noexcept { return sparse_name_ != 0; }
-  /// Bytes visible (sum of chunk sizes).
-  [[nodiscard]] std::size_t size() const noexcept { return size_; }
-  /// Bytes reserved.
-  [[nodiscard]] std::size_t reserved_size() const noexcept { return reserved_size_; }
-  /// Chunks imported.
-  [[nodiscard]] std::size_t chunk_count() const noexcept { return chunks_.size(); }
-  /// Counts appends and truncates: a change means segments() changed.
-  [[nodiscard]] std::uint64_t generation() const noexcept { return generation_; }
-  /// The alignment chunk sizes and offsets need in sparse mode (GL_SPARSE_BUFFER_PAGE_SIZE_ARB); 1 otherwise.
-  [[nodiscard]] std::size_t page_size() const noexcept { return page_size_; }
   /// True when created.
   [[nodiscard]] bool valid() const noexcept { return state_ != nullptr; }
 
  private:
-  struct chunk {
-    std::shared_ptr<const memory_object> memory;  // sparse mode
-    buffer per_chunk;                             // per-chunk mode
-    std::size_t offset = 0;
-    std::size_t size = 0;
-  };
-  void rebuild_segments();
+  friend chunked_view;
+  static constexpr const char* truncate_call = "gl::chunked_buffer::truncate";
+  [[nodiscard]] unsigned int sparse_handle() const noexcept { return sparse_name_; }
+  [[nodiscard]] static unsigned int chunk_handle(const detail::view_chunk& c) noexcept { return c.buffer.name(); }
+  [[nodiscard]] result<void> drop_sparse_chunk(const detail::view_chunk& c) const;
   void reset() noexcept;
 
   std::shared_ptr<const detail::context_state> state_;
   unsigned int sparse_name_ = 0;
-  std::vector<chunk> chunks_;
-  std::vector<buffer_segment> segments_;
-  std::size_t size_ = 0;
-  std::size_t reserved_size_ = 0;
-  std::size_t page_size_ = 1;
-  std::uint64_t generation_ = 0;
 };
 
 }  // namespace membridge::gl

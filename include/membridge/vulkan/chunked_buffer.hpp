@@ -2,6 +2,7 @@
 // cuda::growable_buffer), kept in step as chunks are added and removed.
 #pragma once
 
+#include <membridge/core/chunked_view.hpp>
 #include <membridge/core/result.hpp>
 #include <membridge/os/shareable_handle.hpp>
 #include <membridge/vulkan/device_context.hpp>
@@ -32,12 +33,13 @@ struct chunked_buffer_info {
 };
 
 /// A contiguous piece of the view and the VkBuffer that covers it.
-struct buffer_segment {
-  VkBuffer buffer = VK_NULL_HANDLE;  ///< The buffer. Ownership: owned by the chunked_buffer.
-  std::size_t buffer_offset = 0;     ///< Where the segment starts inside `buffer`.
-  std::size_t offset = 0;            ///< Where the segment starts in the whole view (CUDA's offset).
-  std::size_t size = 0;              ///< Bytes.
-};
+using buffer_segment = view_segment<VkBuffer>;
+
+namespace detail {
+/// One imported chunk of a chunked_buffer (private to it): the memory bound in sparse mode, the
+/// chunk's own buffer in per-chunk mode.
+using view_chunk = membridge::detail::view_chunk<imported_memory, shared_buffer>;
+}  // namespace detail
 
 /// Vulkan's view of a chunked allocation: chunks are imported in order, contiguous from offset 0.
 ///
@@ -53,8 +55,12 @@ struct buffer_segment {
 /// import): call it off the render thread. It submits to the context's sparse queue, which the caller
 /// must not use from another thread meanwhile.
 ///
+/// segments(), size(), reserved_size(), chunk_count(), generation(), page_size() (the sparse page size in
+/// sparse mode) and truncate() (sparse: unbinds, waiting on the host as append() does) come from
+/// chunked_view.
+///
 /// Move-only; destruction destroys the buffers and frees the imports. The GPU must be done with them.
-class chunked_buffer {
+class chunked_buffer : public chunked_view<chunked_buffer, detail::view_chunk, buffer_segment> {
  public:
   /// Creates an empty view (the sparse buffer, when sparse).
   /// Errors: invalid_argument for reserved_size 0; unsupported when sparse is asked for but missing.
@@ -62,8 +68,6 @@ class chunked_buffer {
 
   /// An empty object.
   chunked_buffer() noexcept = default;
-  chunked_buffer(const chunked_buffer&) = delete;
-  chunked_buffer& operator=(const chunked_buffer&) = delete;
   /// Takes over `other`'s buffers; `other` becomes empty.
   chunked_buffer(chunked_buffer&& other) noexcept;
   /// Releases the held buffers, then takes over `other`'s.
@@ -79,55 +83,32 @@ class chunked_buffer {
   /// not a multiple of the sparse page size; the import's and bind's errors.
   [[nodiscard]] result<void> append(os::borrowed_shareable_handle handle, std::size_t offset, std::size_t size);
 
-  /// Drops every chunk from index `chunk_count` on (sparse: unbinds them). The caller must make sure
-  /// the GPU no longer reads them. Errors: invalid_argument when chunk_count > this->chunk_count().
-  [[nodiscard]] result<void> truncate(std::size_t chunk_count);
-
   /// The sparse buffer, or the only chunk's buffer; VK_NULL_HANDLE in per-chunk mode with != 1 chunk.
   /// Ownership: owned by this object.
   [[nodiscard]] VkBuffer buffer() const noexcept;
-  /// The pieces to bind, in offset order (one piece in sparse mode).
-  [[nodiscard]] std::span<const buffer_segment> segments() const noexcept { return segments_; }
   /// True in sparse mode.
   [[nodiscard]] bool is_sparse() const noexcept { return sparse_buffer_ != VK_NULL_HANDLE; }
-  /// Bytes visible (sum of chunk sizes).
-  [[nodiscard]] std::size_t size() const noexcept { return size_; }
-  /// Bytes reserved.
-  [[nodiscard]] std::size_t reserved_size() const noexcept { return reserved_size_; }
-  /// Chunks imported.
-  [[nodiscard]] std::size_t chunk_count() const noexcept { return chunks_.size(); }
-  /// Counts appends and truncates: a change means segments() changed.
-  [[nodiscard]] std::uint64_t generation() const noexcept { return generation_; }
-  /// The alignment chunk sizes and offsets need in sparse mode (the sparse page size); 1 otherwise.
-  [[nodiscard]] std::size_t page_size() const noexcept { return page_size_; }
   /// True when created.
   [[nodiscard]] bool valid() const noexcept { return context_ != nullptr; }
 
  private:
-  struct chunk {
-    imported_memory memory;  // sparse mode
-    shared_buffer buffer;    // per-chunk mode
-    std::size_t offset = 0;
-    std::size_t size = 0;
-  };
-
+  friend chunked_view;
+  static constexpr const char* truncate_call = "chunked_buffer::truncate";
+  [[nodiscard]] VkBuffer sparse_handle() const noexcept { return sparse_buffer_; }
+  [[nodiscard]] static VkBuffer chunk_handle(const detail::view_chunk& c) noexcept { return c.buffer.get(); }
+  [[nodiscard]] result<void> drop_sparse_chunk(const detail::view_chunk& c) const {
+    return bind_sparse(c.offset, c.size, VK_NULL_HANDLE);
+  }
   [[nodiscard]] result<void> append_sparse(os::borrowed_shareable_handle handle, std::size_t offset, std::size_t size);
   [[nodiscard]] result<void> append_per_chunk(os::borrowed_shareable_handle handle, std::size_t offset, std::size_t size);
   [[nodiscard]] result<void> bind_sparse(std::size_t offset, std::size_t size, VkDeviceMemory memory) const;
   [[nodiscard]] device_context context_from_state() const { return device_context(context_); }
-  void rebuild_segments();
   void reset() noexcept;
 
   std::shared_ptr<const detail::context_state> context_;
   VkBuffer sparse_buffer_ = VK_NULL_HANDLE;
   std::uint32_t sparse_type_bits_ = 0;
-  std::vector<chunk> chunks_;
-  std::vector<buffer_segment> segments_;
-  std::size_t size_ = 0;
-  std::size_t reserved_size_ = 0;
-  std::size_t page_size_ = 1;
   VkBufferUsageFlags usage_ = 0;
-  std::uint64_t generation_ = 0;
 };
 
 }  // namespace membridge::vulkan

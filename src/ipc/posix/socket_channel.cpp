@@ -1,5 +1,6 @@
 // Linux: the Unix domain socket transport (SOCK_SEQPACKET, SCM_RIGHTS, SO_PEERCRED).
 #include "../detail/channel_platform.hpp"
+#include "scm_rights.hpp"
 
 #include <membridge/core/log.hpp>
 
@@ -31,7 +32,7 @@ namespace {
 using clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-constexpr std::size_t control_size = CMSG_SPACE(sizeof(int) * max_fds_per_message);
+constexpr std::size_t control_size = detail::scm_rights_space(max_fds_per_message);
 constexpr std::size_t receive_buffer_size = header_size + max_payload_size + 1;  // +1 detects oversize
 
 /// Milliseconds left until `deadline`, as poll's int (0 when passed).
@@ -242,18 +243,7 @@ result<void> channel::send(message_type type, std::span<const std::byte> payload
   msg.msg_iov = iov.data();
   msg.msg_iovlen = payload.empty() ? 1 : 2;
   alignas(cmsghdr) std::array<char, control_size> control{};
-  if (!fds.empty()) {
-    msg.msg_control = control.data();
-    msg.msg_controllen = CMSG_SPACE(sizeof(int) * fds.size());
-    cmsghdr* c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
-    for (std::size_t i = 0; i < fds.size(); ++i) {
-      const int fd = fds[i].get();
-      std::memcpy(CMSG_DATA(c) + i * sizeof(int), &fd, sizeof fd);
-    }
-  }
+  detail::attach_fds(msg, control, fds);
   const std::size_t total = head.size() + payload.size();
 
   const auto deadline = deadline_after(timeout);
@@ -305,15 +295,7 @@ void channel::close() noexcept {
     const ssize_t got = ::recvmsg(handle_.get(), &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
     if (got < 0 && (errno == EINTR || errno == ECONNRESET)) continue;
     if (got < 0 || (got == 0 && msg.msg_controllen == 0)) break;  // drained (EAGAIN) or EOF
-    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
-      if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-      const std::size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-      for (std::size_t k = 0; k < n; ++k) {
-        int fd = -1;
-        std::memcpy(&fd, CMSG_DATA(c) + k * sizeof(int), sizeof fd);
-        (void)::close(fd);
-      }
-    }
+    detail::for_each_received_fd(msg, [](int fd) { (void)::close(fd); });
     if (got <= 0) break;
   }
   release();
@@ -366,17 +348,7 @@ result<message> channel::receive(milliseconds timeout, std::chrono::microseconds
 
   // Own every received fd before looking at anything else, so none can leak.
   std::vector<os::unique_fd> fds;
-  if (msg.msg_controllen > 0) {
-    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
-      if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-      const std::size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-      for (std::size_t i = 0; i < n; ++i) {
-        int fd = -1;
-        std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-        fds.push_back(os::unique_fd::from_native(fd));
-      }
-    }
-  }
+  detail::for_each_received_fd(msg, [&](int fd) { fds.push_back(os::unique_fd::from_native(fd)); });
 
   auto fail = [&](std::string context) -> error {
     fds.clear();  // close what came with the bad message
