@@ -154,8 +154,8 @@ struct event_log {
 
 TEST(windows_ipc_publisher, a_subscriber_process_follows_growth_and_frames_over_a_named_pipe) {
   const std::uint32_t seed = ::GetTickCount() | 1U;
-  const long handles_before = process_handle_count();
-  ASSERT_GT(handles_before, 0);
+  const handle_snapshot handles_before = snapshot_handles();
+  ASSERT_GT(handles_before.count(), 0);
   {
     auto log = std::make_shared<event_log>();
     auto pub = ipc::publisher::start({.listen = {.name = test_pipe_tag("publisher")},
@@ -202,12 +202,12 @@ TEST(windows_ipc_publisher, a_subscriber_process_follows_growth_and_frames_over_
     EXPECT_TRUE(log->first(ipc::publisher_event::kind::joined)) << "a joined event";
     EXPECT_FALSE(log->first(ipc::publisher_event::kind::refused)) << "nobody was refused";
   }
-  EXPECT_EQ(process_handle_count(), handles_before) << "every handle the test and the publisher made is closed";
+  EXPECT_TRUE(handles_changed_by(handles_before, 0)) << "every handle the test and the publisher made is closed";
 }
 
 TEST(windows_ipc_publisher, hostile_and_stuck_peers_never_block_the_producer_or_a_good_subscriber) {
-  const long handles_before = process_handle_count();
-  ASSERT_GT(handles_before, 0);
+  const handle_snapshot handles_before = snapshot_handles();
+  ASSERT_GT(handles_before.count(), 0);
   {
     auto log = std::make_shared<event_log>();
     auto pub = ipc::publisher::start({.listen = {.name = test_pipe_tag("hostile"), .buffer_size = 4096},
@@ -294,7 +294,7 @@ TEST(windows_ipc_publisher, hostile_and_stuck_peers_never_block_the_producer_or_
     // that fit its pipe, then the pipe is broken (the publisher dropped it).
     EXPECT_GT(read_rest_and_close_handles(stuck.get()), 1);
   }
-  EXPECT_EQ(process_handle_count(), handles_before) << "every handle is closed, the stuck peer's included";
+  EXPECT_TRUE(handles_changed_by(handles_before, 0)) << "every handle is closed, the stuck peer's included";
 }
 
 TEST(windows_ipc_publisher, calls_that_fail_leave_no_handle_behind) {
@@ -302,8 +302,8 @@ TEST(windows_ipc_publisher, calls_that_fail_leave_no_handle_behind) {
   // winpthreads runtime may keep an event of a finished thread for reuse, at its own pace).
   auto pub = ipc::publisher::start({.listen = {.name = test_pipe_tag("failures")}});
   ASSERT_TRUE(pub) << pub.error().message();
-  const long handles_before = process_handle_count();
-  ASSERT_GT(handles_before, 0);
+  const handle_snapshot handles_before = snapshot_handles();
+  ASSERT_GT(handles_before.count(), 0);
   {
     const auto taken = [](std::size_t n) {
       std::vector<os::unique_handle> out;
@@ -340,7 +340,7 @@ TEST(windows_ipc_publisher, calls_that_fail_leave_no_handle_behind) {
   }
   // What stays published is the publisher's (the semaphore's event, the one chunk left after the
   // shrink); every other handle is closed.
-  EXPECT_EQ(process_handle_count(), handles_before + 2) << "every handle of every failed call is closed";
+  EXPECT_TRUE(handles_changed_by(handles_before, 2)) << "every handle of every failed call is closed";
 }
 
 }  // namespace
@@ -350,7 +350,7 @@ int publisher_subscriber_role(const std::string& pipe_name, std::uint32_t seed) 
     std::fprintf(stderr, "publisher-subscriber child: %s\n", what.c_str());
     return code;
   };
-  const long handles_before = process_handle_count();
+  const handle_snapshot handles_before = snapshot_handles();
   {
     auto sub = ipc::subscriber::connect({.path = pipe_name, .client_name = "wine-child", .timeout = 10s});
     if (!sub) return fail(10, "connect: " + sub.error().message());
@@ -377,9 +377,8 @@ int publisher_subscriber_role(const std::string& pipe_name, std::uint32_t seed) 
     if (!bye || bye->what != ipc::subscriber_event::kind::disconnected || bye->reason.find("stopped") == std::string::npos)
       return fail(19, "no goodbye from the publisher");
   }
-  const long handles_after = process_handle_count();
-  if (handles_before < 0 || handles_after != handles_before)
-    return fail(25, "handles before " + std::to_string(handles_before) + ", after " + std::to_string(handles_after));
+  if (const ::testing::AssertionResult same = handles_changed_by(handles_before, 0); !same)
+    return fail(25, same.message());
   return 0;
 }
 
