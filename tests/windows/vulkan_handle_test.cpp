@@ -41,17 +41,6 @@ bool is_open(HANDLE h) {
 /// This file's patterns (make_section puts one in a section, as an exporter's NT handle names one).
 membridge::testing::section_pattern fresh_pattern(unsigned seed) { return membridge::testing::make_pattern(seed, 31U, 7U, 1U); }
 
-/// A section holding fresh_pattern(seed), with that pattern (to compare what the driver read).
-struct pattern_and_section {
-  membridge::testing::section_pattern pattern;
-  unique_handle section;
-};
-pattern_and_section patterned_section(unsigned seed) {
-  pattern_and_section out{fresh_pattern(seed), {}};
-  out.section = make_section(out.pattern);
-  return out;
-}
-
 class windows_vulkan : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -87,7 +76,8 @@ TEST_F(windows_vulkan, the_win32_extensions_are_required_and_reported) {
 }
 
 TEST_F(windows_vulkan, memory_import_passes_the_nt_handle_and_leaves_it_to_the_caller) {
-  auto [pattern, section] = patterned_section(3);
+  const auto pattern = fresh_pattern(3);
+  unique_handle section = make_section(pattern);
   ASSERT_TRUE(section.valid());
   vulkan::memory_import_info info;
   info.size = 65536;
@@ -141,7 +131,8 @@ TEST_F(windows_vulkan, a_refused_import_leaves_the_handle_open) {
 }
 
 TEST_F(windows_vulkan, shared_buffer_creates_a_win32_external_buffer_and_binds_the_import) {
-  auto [pattern, section] = patterned_section(9);
+  const auto pattern = fresh_pattern(9);
+  unique_handle section = make_section(pattern);
   ASSERT_TRUE(section.valid());
   vulkan::buffer_import_info info;
   info.allocation_size = 65536;
