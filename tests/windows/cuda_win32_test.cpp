@@ -4,7 +4,7 @@
 // OPAQUE_WIN32 / TIMELINE_SEMAPHORE_WIN32 and cuMemImportFromShareableHandle); every failure path
 // leaves the driver model and the process's handle table as they were (the binary's listener counts
 // handles, os_handle_count.hpp).
-#include "fake_driver_test.hpp"
+#include "open_device_test.hpp"
 
 #include <membridge/core/units.hpp>
 #include <membridge/cuda/driver.hpp>
@@ -58,15 +58,7 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 /// semaphore's NT handle in the scripted driver.
 os::unique_handle make_event() { return os::unique_handle(::CreateEventA(nullptr, FALSE, FALSE, nullptr)); }
 
-class cuda_win32_test : public membridge::testing::fake_driver_test {
- protected:
-  void SetUp() override { dev_ = open_device(); }
-  void TearDown() override {
-    dev_ = {};  // drops the primary context retain before the fixture counts leaks
-    fake_driver_test::TearDown();
-  }
-  membridge::cuda::device dev_;
-};
+class cuda_win32_test : public membridge::testing::open_device_test {};
 
 TEST_F(cuda_win32_test, an_exported_allocation_grants_the_current_user_only) {
   auto memory = vmm_allocation::create(dev_, 2_MiB);

@@ -3,6 +3,7 @@
 // GL_EXT_semaphore_win32 imports, who closes which handle, WGL adoption (wglGetProcAddress with
 // opengl32.dll's exports for GL 1.1), and the headless context's refusal on Windows.
 #include "../../src/gl/win32/wgl.hpp"
+#include "section_pattern.hpp"
 
 #include <membridge/gl/buffer.hpp>
 #include <membridge/gl/context.hpp>
@@ -23,6 +24,7 @@ namespace {
 using membridge::errc;
 using membridge::os::borrowed_handle;
 using membridge::os::unique_handle;
+using membridge::testing::make_section;
 namespace gl = membridge::gl;
 
 bool is_open(HANDLE h) {
@@ -170,21 +172,7 @@ gl::proc fake_get_proc_address(const char* name) {
   return nullptr;
 }
 
-/// A 64 KiB section holding `pattern` at byte 0.
-unique_handle make_section(const std::array<unsigned char, 16>& pattern) {
-  unique_handle section(::CreateFileMappingW(INVALID_HANDLE_VALUE, nullptr, PAGE_READWRITE, 0, 65536, nullptr));
-  void* view = section.valid() ? ::MapViewOfFile(section.get(), FILE_MAP_WRITE, 0, 0, pattern.size()) : nullptr;
-  if (view == nullptr) return unique_handle();
-  std::memcpy(view, pattern.data(), pattern.size());
-  ::UnmapViewOfFile(view);
-  return section;
-}
-
-std::array<unsigned char, 16> fresh_pattern(unsigned seed) {
-  std::array<unsigned char, 16> out{};
-  for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<unsigned char>(seed * 13U + i * 5U + 2U);
-  return out;
-}
+membridge::testing::section_pattern fresh_pattern(unsigned seed) { return membridge::testing::make_pattern(seed, 13U, 5U, 2U); }
 
 class windows_gl : public ::testing::Test {
  protected:

@@ -3,7 +3,7 @@
 // allowed refused (Wine runs every process as one user, so "another user" is a SID the listener does
 // not allow: the check runs on the real client's token, compared with a forged allowed list), a
 // failed send closing what it duplicated, timeouts. Leaks are counted with
-// NtQuerySystemInformation(SystemHandleInformation) (process_handle_count).
+// NtQuerySystemInformation(SystemExtendedHandleInformation) (os_handle_count.hpp).
 #include "ipc_windows_test.hpp"
 
 #include "detail/payload.hpp"
@@ -105,8 +105,8 @@ TEST(windows_ipc, malformed_messages_are_refused_and_the_handles_they_carried_cl
                                        {"reserved field set", bad_reserved, 4, 2},
                                        {"unknown type", bad_type, 4, 2},
                                        {"payload size mismatch", wrong_size, 4, 2}}};
-  const long before = process_handle_count();
-  ASSERT_GT(before, 0);
+  const handle_snapshot before = snapshot_handles();
+  ASSERT_GT(before.count(), 0);
   int n = 0;
   for (const bad_case& c : cases) {
     // No SCOPED_TRACE: under Windows its first use starts GoogleTest's thread-local watcher thread,
@@ -128,11 +128,11 @@ TEST(windows_ipc, malformed_messages_are_refused_and_the_handles_they_carried_cl
     EXPECT_FALSE(pair.client.valid()) << c.what << ": a peer that sent garbage is not trusted further";
     for (HANDLE h : raw) EXPECT_FALSE(is_open(h)) << c.what << ": the client closes the handles of a message it refuses";
   }
-  EXPECT_EQ(process_handle_count(), before);
+  EXPECT_TRUE(handles_changed_by(before, 0));
 }
 
 TEST(windows_ipc, a_valid_header_with_a_bad_payload_is_refused_by_the_shared_validator) {
-  const long before = process_handle_count();
+  const handle_snapshot before = snapshot_handles();
   {
     auto pair = connect_raw("bad-payload");
     ASSERT_TRUE(pair.client.valid());
@@ -151,11 +151,11 @@ TEST(windows_ipc, a_valid_header_with_a_bad_payload_is_refused_by_the_shared_val
     m = ipc::message{};  // the refused message's handles close with it
     for (HANDLE h : raw) EXPECT_FALSE(is_open(h));
   }
-  EXPECT_EQ(process_handle_count(), before);
+  EXPECT_TRUE(handles_changed_by(before, 0));
 }
 
 TEST(windows_ipc, handle_tables_that_cannot_be_trusted_are_refused) {
-  const long before = process_handle_count();
+  const handle_snapshot before = snapshot_handles();
   {
     // A value named twice: one distinct handle, closed once.
     auto pair = connect_raw("twice");
@@ -201,11 +201,11 @@ TEST(windows_ipc, handle_tables_that_cannot_be_trusted_are_refused) {
     EXPECT_EQ(got.error().code(), errc::protocol_error);
     EXPECT_NE(got.error().message().find("larger than the largest valid one"), std::string::npos) << got.error().message();
   }
-  EXPECT_EQ(process_handle_count(), before);
+  EXPECT_TRUE(handles_changed_by(before, 0));
 }
 
 TEST(windows_ipc, the_listener_refuses_handle_values_from_a_client_without_touching_them) {
-  const long before = process_handle_count();
+  const handle_snapshot before = snapshot_handles();
   {
     auto listener = ipc::listener::listen({.name = test_pipe_tag("client-handles")});
     ASSERT_TRUE(listener) << listener.error().message();
@@ -222,11 +222,11 @@ TEST(windows_ipc, the_listener_refuses_handle_values_from_a_client_without_touch
     EXPECT_NE(got.error().message().find("only the publisher sends handles"), std::string::npos) << got.error().message();
     EXPECT_TRUE(is_open(mine.get())) << "a value from a client names its handle, not ours: never closed";
   }
-  EXPECT_EQ(process_handle_count(), before);
+  EXPECT_TRUE(handles_changed_by(before, 0));
 }
 
 TEST(windows_ipc, a_client_whose_sid_is_not_allowed_is_refused) {
-  const long before = process_handle_count();
+  const handle_snapshot before = snapshot_handles();
   {
     const auto own = ipc::current_user_sid();
     ASSERT_TRUE(own);
@@ -257,11 +257,11 @@ TEST(windows_ipc, a_client_whose_sid_is_not_allowed_is_refused) {
     EXPECT_EQ(accepted->peer().pid, static_cast<std::int32_t>(::GetCurrentProcessId()));
     EXPECT_EQ(accepted->peer().user_sid, *own);
   }
-  EXPECT_EQ(process_handle_count(), before);
+  EXPECT_TRUE(handles_changed_by(before, 0));
 }
 
 TEST(windows_ipc, a_send_that_fails_closes_what_it_duplicated_into_the_client) {
-  const long before = process_handle_count();
+  const handle_snapshot before = snapshot_handles();
   {
     auto listener = ipc::listener::listen({.name = test_pipe_tag("failed-send"), .buffer_size = 4096});
     ASSERT_TRUE(listener) << listener.error().message();
@@ -280,31 +280,31 @@ TEST(windows_ipc, a_send_that_fails_closes_what_it_duplicated_into_the_client) {
     EXPECT_EQ(from_client.error().code(), errc::invalid_argument);
 
     // A message that arrives: its two handles are new ones in the client (this process).
-    const long before_send = process_handle_count();
+    const handle_snapshot before_send = snapshot_handles();
     ASSERT_TRUE(server->send(ipc::message_type::frame, payload, handles, 1s));
-    EXPECT_EQ(process_handle_count(), before_send + 2);
+    EXPECT_TRUE(handles_changed_by(before_send, 2));
     auto got = client->receive(5s);
     ASSERT_TRUE(got) << got.error().message();
     ASSERT_EQ(got->fds.size(), 2U);
     ASSERT_NE(::SetEvent(got->fds[0].get()), 0);
     EXPECT_EQ(::WaitForSingleObject(a.get(), 0), WAIT_OBJECT_0) << "the same event";
     got = ipc::message{};
-    EXPECT_EQ(process_handle_count(), before_send);
+    EXPECT_TRUE(handles_changed_by(before_send, 0));
 
     // The client is gone: the send fails and the duplicates in the client are closed again.
     client->close();
-    const long before_failed = process_handle_count();
+    const handle_snapshot before_failed = snapshot_handles();
     const auto failed = server->send(ipc::message_type::frame, payload, handles, 1s);
     ASSERT_FALSE(failed);
     EXPECT_EQ(failed.error().code(), errc::protocol_error) << failed.error().message();
     EXPECT_TRUE(server->peer_closed());
-    EXPECT_EQ(process_handle_count(), before_failed) << "no duplicate is left in the client process";
+    EXPECT_TRUE(handles_changed_by(before_failed, 0)) << "no duplicate is left in the client process";
   }
-  EXPECT_EQ(process_handle_count(), before);
+  EXPECT_TRUE(handles_changed_by(before, 0));
 }
 
 TEST(windows_ipc, a_send_to_a_full_pipe_times_out_at_once_and_leaves_no_duplicate) {
-  const long before = process_handle_count();
+  const handle_snapshot before = snapshot_handles();
   {
     auto listener = ipc::listener::listen({.name = test_pipe_tag("full-pipe"), .buffer_size = 4096});
     ASSERT_TRUE(listener) << listener.error().message();
@@ -318,15 +318,15 @@ TEST(windows_ipc, a_send_to_a_full_pipe_times_out_at_once_and_leaves_no_duplicat
     // The client reads nothing: sends with a timeout of 0 fill the pipe until one is not taken.
     int sent = 0;
     result<void> last = ok();
-    long before_last = 0;
+    handle_snapshot before_last;
     for (; sent < 64; ++sent) {
-      before_last = process_handle_count();
+      before_last = snapshot_handles();
       last = server->send(ipc::message_type::frame, payload, handles, 0ms);
       if (!last) break;
     }
     ASSERT_FALSE(last) << "64 messages of 16 KiB fit a 4 KiB pipe";
     EXPECT_EQ(last.error().code(), errc::timeout) << last.error().message();
-    EXPECT_EQ(process_handle_count(), before_last) << "the refused message's duplicate was closed in the client";
+    EXPECT_TRUE(handles_changed_by(before_last, 0)) << "the refused message's duplicate was closed in the client";
     EXPECT_TRUE(server->valid()) << "a timeout leaves the channel usable";
     // What was taken arrives whole, each with its handle.
     for (int i = 0; i < sent; ++i) {
@@ -339,7 +339,7 @@ TEST(windows_ipc, a_send_to_a_full_pipe_times_out_at_once_and_leaves_no_duplicat
     ASSERT_FALSE(nothing_more);
     EXPECT_EQ(nothing_more.error().code(), errc::timeout) << "the timed-out message never arrives";
   }
-  EXPECT_EQ(process_handle_count(), before);
+  EXPECT_TRUE(handles_changed_by(before, 0));
 }
 
 TEST(windows_ipc, handle_checks_tell_sections_and_events_from_files_and_processes) {
@@ -363,7 +363,7 @@ TEST(windows_ipc, handle_checks_tell_sections_and_events_from_files_and_processe
 }
 
 TEST(windows_ipc, timeouts_leave_the_channel_usable) {
-  const long before = process_handle_count();
+  const handle_snapshot before = snapshot_handles();
   {
     auto listener = ipc::listener::listen({.name = test_pipe_tag("timeouts")});
     ASSERT_TRUE(listener);
@@ -387,7 +387,7 @@ TEST(windows_ipc, timeouts_leave_the_channel_usable) {
     ASSERT_TRUE(got) << got.error().message();
     EXPECT_EQ(ipc::detail::decode_goodbye(got->payload).value_or(""), "bye");
   }
-  EXPECT_EQ(process_handle_count(), before);
+  EXPECT_TRUE(handles_changed_by(before, 0));
 }
 
 }  // namespace

@@ -41,7 +41,7 @@ int subscriber_role(const std::string& pipe_name, std::uint32_t seed) {
     std::fprintf(stderr, "subscriber child: %s\n", what.c_str());
     return code;
   };
-  const long handles_before = process_handle_count();
+  const handle_snapshot handles_before = snapshot_handles();
   {
     auto sub = ipc::subscriber::connect({.path = pipe_name, .client_name = "wine-child", .timeout = 10s});
     if (!sub) return fail(10, "connect: " + sub.error().message());
@@ -71,16 +71,15 @@ int subscriber_role(const std::string& pipe_name, std::uint32_t seed) {
     if (!bye || bye->what != ipc::subscriber_event::kind::disconnected || bye->reason.find("done") == std::string::npos)
       return fail(23, "no goodbye");
   }
-  const long handles_after = process_handle_count();
-  if (handles_before < 0 || handles_after != handles_before)
-    return fail(25, "handles before " + std::to_string(handles_before) + ", after " + std::to_string(handles_after));
+  if (const ::testing::AssertionResult same = handles_changed_by(handles_before, 0); !same)
+    return fail(25, same.message());
   return 0;
 }
 
 TEST(windows_ipc, publisher_and_subscriber_processes_share_sections_over_a_named_pipe) {
   const std::uint32_t seed = ::GetTickCount() | 1U;
-  const long handles_before = process_handle_count();
-  ASSERT_GT(handles_before, 0) << "NtQuerySystemInformation(SystemHandleInformation) must work under Wine";
+  const handle_snapshot handles_before = snapshot_handles();
+  ASSERT_GT(handles_before.count(), 0) << "NtQuerySystemInformation(SystemExtendedHandleInformation) must work under Wine";
   {
     auto listener = ipc::listener::listen({.name = test_pipe_tag("two-process")});
     ASSERT_TRUE(listener) << listener.error().message();
@@ -146,7 +145,7 @@ TEST(windows_ipc, publisher_and_subscriber_processes_share_sections_over_a_named
       ::UnmapViewOfFile(view);
     }
   }
-  EXPECT_EQ(process_handle_count(), handles_before) << "every handle the test made is closed";
+  EXPECT_TRUE(handles_changed_by(handles_before, 0)) << "every handle the test made is closed";
 }
 
 }  // namespace

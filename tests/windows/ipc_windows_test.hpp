@@ -1,7 +1,9 @@
-// Helpers of the Windows ipc tests (run under Wine): counting this process's handles, sections with
+// Helpers of the Windows ipc tests (run under Wine): sections with
 // content (they stand in for CUDA memory, as memfds do on Linux), a raw pipe server and client that
 // bypass every check of ipc::channel (to play a hostile peer), and spawning this binary as a child.
 #pragma once
+
+#include "os_handle_count.hpp"
 
 #include <membridge/ipc/wire.hpp>
 
@@ -14,48 +16,6 @@
 #include <vector>
 
 namespace membridge::testing {
-
-/// The number of handles this process holds, from NtQuerySystemInformation(SystemHandleInformation)
-/// (Wine 8 implements it; GetProcessHandleCount answers 0 under Wine, so it cannot be used). -1 if
-/// the query fails. Every leak check of these tests compares two of these counts. `values`, when
-/// given, receives the handle values (to tell which one leaked while debugging a failed check).
-inline long process_handle_count(std::vector<unsigned>* values = nullptr) {
-  struct entry {
-    ULONG pid;
-    BYTE type;
-    BYTE flags;
-    USHORT handle;
-    PVOID object;
-    ACCESS_MASK access;
-  };
-  using query_fn = LONG(WINAPI*)(ULONG, PVOID, ULONG, PULONG);
-  constexpr ULONG system_handle_information = 16;
-  constexpr LONG info_length_mismatch = static_cast<LONG>(0xC0000004U);
-  const auto query = reinterpret_cast<query_fn>(
-      reinterpret_cast<void*>(::GetProcAddress(::GetModuleHandleA("ntdll.dll"), "NtQuerySystemInformation")));
-  if (query == nullptr) return -1;
-  std::vector<std::byte> buffer(1U << 16U);
-  for (int attempt = 0; attempt < 8; ++attempt) {
-    ULONG needed = 0;
-    const LONG status = query(system_handle_information, buffer.data(), static_cast<ULONG>(buffer.size()), &needed);
-    if (status == info_length_mismatch) {
-      buffer.resize(std::max<std::size_t>(buffer.size() * 2, needed + 4096));
-      continue;
-    }
-    if (status != 0) return -1;
-    ULONG count = 0;
-    std::memcpy(&count, buffer.data(), sizeof count);
-    const auto* entries = reinterpret_cast<const entry*>(buffer.data() + sizeof(void*));  // ULONG + padding
-    long mine = 0;
-    for (ULONG i = 0; i < count; ++i)
-      if (entries[i].pid == ::GetCurrentProcessId()) {
-        ++mine;
-        if (values != nullptr) values->push_back(entries[i].handle);
-      }
-    return mine;
-  }
-  return -1;
-}
 
 /// True while `h` names an open handle of this process.
 inline bool is_open(HANDLE h) {

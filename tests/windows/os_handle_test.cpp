@@ -124,3 +124,21 @@ TEST(windows_os, the_handle_counter_follows_open_and_close) {
 }
 
 }  // namespace
+
+namespace {
+
+// main() forced the first contention of winpthreads' thread-registry lock (runtime_priming.hpp):
+// its wait event is open before any test counts, and the listener's diff can tell such an event
+// (a static mutex's, kept for the life of the process) from one a test leaked.
+TEST(windows_os, the_thread_registry_lock_has_its_wait_event_before_tests_count) {
+  const membridge::testing::handle_snapshot now = membridge::testing::snapshot_handles();
+  ASSERT_TRUE(now.ok);
+  int static_mutex_events = 0;
+  for (const membridge::testing::open_handle& h : now.handles)
+    if (membridge::testing::static_mutex_owning(reinterpret_cast<void*>(h.value))) ++static_mutex_events;
+  EXPECT_GE(static_mutex_events, 1) << "no open event belongs to a static winpthreads mutex";
+  unique_handle event = make_event();
+  EXPECT_FALSE(membridge::testing::static_mutex_owning(event.get())) << "a test's own event is not a mutex's";
+}
+
+}  // namespace

@@ -3,7 +3,7 @@
 // ipc::publisher; an ipc::subscriber receives them over a named pipe (DuplicateHandle) and
 // sync::import_into_cuda / follow_growth map them, which the driver model shows to be the
 // exporter's physical memory; frames announced meanwhile arrive in order.
-#include "fake_driver_test.hpp"
+#include "open_device_test.hpp"
 
 #include <membridge/core/units.hpp>
 #include <membridge/cuda/growable_buffer.hpp>
@@ -25,15 +25,7 @@ namespace cuda = membridge::cuda;
 namespace ipc = membridge::ipc;
 namespace sync = membridge::sync;
 
-class sync_ipc_buffers_win32_test : public membridge::testing::fake_driver_test {
- protected:
-  void SetUp() override { dev_ = open_device(); }
-  void TearDown() override {
-    dev_ = {};  // drops the primary context retain before the fixture counts leaks
-    fake_driver_test::TearDown();
-  }
-  cuda::device dev_;
-};
+class sync_ipc_buffers_win32_test : public membridge::testing::open_device_test {};
 
 TEST_F(sync_ipc_buffers_win32_test, a_subscriber_maps_the_publishers_chunks_and_follows_growth) {
   auto buffer = cuda::growable_buffer::create(dev_, {.size = 64_MiB, .max_size = 1_GiB});

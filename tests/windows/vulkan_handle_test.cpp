@@ -3,6 +3,7 @@
 // imports do not transfer ownership), the memory stays reachable after the caller closes its handle,
 // timeline semaphores are exported once and duplicated, and the exported payload's DACL grants the
 // current user alone (read back with GetSecurityInfo).
+#include "section_pattern.hpp"
 #include "vulkan_fake_driver.hpp"
 
 #include <membridge/membridge.hpp>  // the umbrella compiles on Windows with the modules built there
@@ -25,6 +26,7 @@ namespace {
 using membridge::errc;
 using membridge::os::borrowed_handle;
 using membridge::os::unique_handle;
+using membridge::testing::make_section;
 using membridge::test::fake_vulkan;
 namespace vulkan = membridge::vulkan;
 
@@ -36,22 +38,8 @@ bool is_open(HANDLE h) {
   return ::GetHandleInformation(h, &flags) != 0;
 }
 
-/// A 64 KiB pagefile-backed section (what an exporter's NT handle names) holding `pattern` at byte 0.
-unique_handle make_section(const std::array<unsigned char, 16>& pattern) {
-  unique_handle section(::CreateFileMappingW(INVALID_HANDLE_VALUE, nullptr, PAGE_READWRITE, 0, 65536, nullptr));
-  if (!section.valid()) return section;
-  void* view = ::MapViewOfFile(section.get(), FILE_MAP_WRITE, 0, 0, pattern.size());
-  if (view == nullptr) return unique_handle();
-  std::memcpy(view, pattern.data(), pattern.size());
-  ::UnmapViewOfFile(view);
-  return section;
-}
-
-std::array<unsigned char, 16> fresh_pattern(unsigned seed) {
-  std::array<unsigned char, 16> out{};
-  for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<unsigned char>(seed * 31U + i * 7U + 1U);
-  return out;
-}
+/// This file's patterns (make_section puts one in a section, as an exporter's NT handle names one).
+membridge::testing::section_pattern fresh_pattern(unsigned seed) { return membridge::testing::make_pattern(seed, 31U, 7U, 1U); }
 
 class windows_vulkan : public ::testing::Test {
  protected:
