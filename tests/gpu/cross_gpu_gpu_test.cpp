@@ -147,7 +147,6 @@ class cross_gpu_gpu_test : public two_gpu_test {
     MB_CUDA_OK(cudaFree(bad_words));
   }
 
-  cuda::device other_;
   validated_context vk;
 };
 
