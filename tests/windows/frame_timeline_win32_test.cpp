@@ -7,12 +7,15 @@
 // imports them with frame_timeline::import. Checked: produced_value / consumed_value on both sides,
 // frame f in slot f % S with its data, frames in order, the producer never more than S frames ahead
 // (the fake CUDA stream's wait holds it), and the failure paths leave no handle (the handle-leak
-// listener) and no driver object behind.
+// listener) and no driver object behind. Then the same with a sync::frame_publisher: a consumer
+// subscriber gets a `consumed` semaphore of its own, frames arrive as announcements, and the
+// producer waits for it until it leaves.
 #include "open_device_test.hpp"
 #include "vulkan_fake_driver.hpp"
 
 #include <membridge/ipc/publisher.hpp>
 #include <membridge/ipc/subscriber.hpp>
+#include <membridge/sync/frame_publisher.hpp>
 #include <membridge/sync/frame_timeline.hpp>
 
 #include <gtest/gtest.h>
@@ -21,6 +24,7 @@
 
 #include <array>
 #include <atomic>
+#include <functional>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -171,6 +175,106 @@ TEST_F(frame_timeline_win32_test, a_cuda_producer_and_a_vulkan_consumer_across_t
     EXPECT_EQ(*c, sync::frame_timeline::consumed_value(frames - 1));
   }
   ASSERT_TRUE(producer->drain(1s));
+}
+
+// True once `done` holds, polled for up to `limit`.
+bool eventually(const std::function<bool()>& done, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(1ms);
+  }
+  return true;
+}
+
+TEST_F(frame_timeline_win32_test, a_frame_publisher_paces_its_producer_by_a_consumer_subscriber_over_the_pipe) {
+  const std::string name = "frame-publisher-" + std::to_string(::GetCurrentProcessId());
+  sync::frame_publisher_options options;
+  options.ipc.listen.name = name;
+  options.ipc.publisher_name = "frames";
+  options.timeline.slots = slots;
+  auto publisher = sync::frame_publisher::create(context_, dev_, std::move(options));
+  ASSERT_TRUE(publisher) << publisher.error().message();
+  const sync::frame_timeline& producer = publisher->timeline();
+  ASSERT_TRUE(producer.has_consumer_slots());
+
+  auto sub = ipc::subscriber::connect(
+      {.name = name, .role = ipc::subscriber_role::consumer, .client_name = "frame-consumer", .timeout = 10s});
+  ASSERT_TRUE(sub) << sub.error().message();
+  ASSERT_EQ(sub->role(), ipc::subscriber_role::consumer);
+  EXPECT_FALSE(sub->frame_at_join().has_value()) << "no frame before the join";
+  ASSERT_EQ(producer.consumer_count(), 1U);
+  const ipc::received_semaphore* produced = sub->semaphore("frames.produced");
+  const ipc::received_semaphore* consumed = sub->semaphore("frames.consumed");
+  ASSERT_NE(produced, nullptr);
+  ASSERT_NE(consumed, nullptr) << "the consumer's own semaphore";
+  ASSERT_EQ(consumed->description.parameter, slots);
+  auto consumer = sync::frame_timeline::import(context_, produced->fd.borrow(), consumed->fd.borrow(), {.slots = slots});
+  ASSERT_TRUE(consumer) << consumer.error().message();
+
+  ring memory;
+  std::atomic<std::uint64_t> drawn{0};
+  std::vector<std::uint64_t> announced;  // frame numbers in the order the pipe brought them
+  std::vector<std::uint64_t> seen;       // the data the consumer read for them
+  std::vector<std::uint64_t> lead;
+  std::string consumer_error;
+  std::thread consumer_thread([&] {
+    while (announced.size() < frames) {
+      auto event = sub->next_event(10s);
+      if (!event || event->what != ipc::subscriber_event::kind::frame) {
+        consumer_error = event ? "an event other than a frame" : event.error().message();
+        return;
+      }
+      const std::uint64_t f = event->frame;
+      announced.push_back(f);
+      seen.push_back(memory.slot[consumer->slot(f)].load());
+      std::this_thread::sleep_for(1ms);
+      drawn.store(f + 1);
+      if (auto s = consumer->submit(queue_, {}, f, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT); !s) {
+        consumer_error = "submit of frame " + std::to_string(f) + ": " + s.error().message();
+        return;
+      }
+    }
+  });
+  for (std::uint64_t f = 0; f < frames; ++f) {
+    auto acquired = producer.cuda_acquire(nullptr, f);
+    if (!acquired) ADD_FAILURE() << "acquire of frame " << f << ": " << acquired.error().message();
+    if (!acquired) break;
+    lead.push_back(f - drawn.load());
+    memory.slot[producer.slot(f)].store(f);
+    auto released = producer.cuda_release(nullptr, f);
+    if (released) released = publisher->publish_frame(f);
+    if (!released) ADD_FAILURE() << "frame " << f << ": " << released.error().message();
+    if (!released) break;
+  }
+  consumer_thread.join();
+  ASSERT_EQ(consumer_error, "");
+
+  std::vector<std::uint64_t> in_order(frames);
+  for (std::uint64_t f = 0; f < frames; ++f) in_order[f] = f;
+  EXPECT_EQ(announced, in_order);
+  EXPECT_EQ(seen, in_order) << "frame f's data in slot f % slots";
+  ASSERT_EQ(lead.size(), frames);
+  for (std::uint64_t f = 0; f < frames; ++f) EXPECT_LT(lead[f], slots) << "frame " << f;
+  std::vector<std::uint64_t> waits;
+  for (std::uint64_t f = slots; f < frames; ++f) waits.push_back(sync::frame_timeline::consumed_value(f - slots));
+  EXPECT_EQ(fake_.waits_, waits) << "one wait per frame on the one consumer's semaphore";
+  ASSERT_TRUE(producer.wait_consumed(frames - 1, 1s));
+  const auto value = producer.produced().value();
+  ASSERT_TRUE(value) << value.error().message();
+  EXPECT_EQ(*value, sync::frame_timeline::produced_value(frames - 1));
+
+  // The consumer leaves: the producer no longer waits for it and its semaphore goes (the publisher's
+  // thread removes it, the tender destroys it: the stream passed every wait that used it).
+  *consumer = sync::frame_timeline();
+  *sub = ipc::subscriber();
+  ASSERT_TRUE(eventually([&] { return producer.consumer_count() == 0 && producer.retired_count() == 0; }, 5000ms));
+  const std::size_t waits_before = fake_.waits_.size();
+  for (std::uint64_t f = frames; f < frames + 2 * slots; ++f) {
+    ASSERT_TRUE(producer.cuda_acquire(nullptr, f));
+    ASSERT_TRUE(producer.cuda_release(nullptr, f));
+  }
+  EXPECT_EQ(fake_.waits_.size(), waits_before) << "without consumers the producer runs free";
 }
 
 TEST_F(frame_timeline_win32_test, a_host_signal_on_one_side_is_the_value_cuda_and_the_importer_see) {
