@@ -41,8 +41,6 @@ namespace ipc = membridge::ipc;
 namespace sync = membridge::sync;
 namespace vulkan = membridge::vulkan;
 
-const std::vector<std::string> win32_extensions{VK_KHR_EXTERNAL_MEMORY_WIN32_EXTENSION_NAME,
-                                                VK_KHR_EXTERNAL_SEMAPHORE_WIN32_EXTENSION_NAME};
 constexpr std::uint32_t slots = 3;
 constexpr std::uint64_t frames = 24;
 
@@ -55,21 +53,17 @@ class frame_timeline_win32_test : public membridge::testing::open_device_test {
  protected:
   void SetUp() override {
     open_device_test::SetUp();
-    fake_vulkan().reset();
-    auto made = vulkan::device_context::adopt(membridge::test::fake_adopt_info(win32_extensions));
-    ASSERT_TRUE(made) << made.error().message();
-    context_ = std::move(*made);
+    context_ = membridge::test::adopt_fake_win32_device();
+    ASSERT_TRUE(context_.valid());
   }
   void TearDown() override {
     context_ = vulkan::device_context();
-    EXPECT_EQ(fake_vulkan().unexpected_calls, 0);
-    EXPECT_EQ(fake_vulkan().timeline_misuse, 0) << "a signal that did not grow or a wait that never ended";
     EXPECT_EQ(fake_vulkan().live_semaphores, 0);
-    fake_vulkan().reset();
+    membridge::test::expect_fake_vulkan_clean();
     open_device_test::TearDown();
   }
   vulkan::device_context context_;
-  VkQueue queue_ = membridge::test::fake_adopt_info(win32_extensions).graphics.queue;
+  VkQueue queue_ = membridge::test::fake_adopt_info({}).graphics.queue;
 };
 
 // What the test's "GPU memory" holds: slot s has the number of the frame last written into it.
@@ -189,11 +183,8 @@ bool eventually(const std::function<bool()>& done, std::chrono::milliseconds lim
 
 TEST_F(frame_timeline_win32_test, a_frame_publisher_paces_its_producer_by_a_consumer_subscriber_over_the_pipe) {
   const std::string name = "frame-publisher-" + std::to_string(::GetCurrentProcessId());
-  sync::frame_publisher_options options;
-  options.ipc.listen.name = name;
-  options.ipc.publisher_name = "frames";
-  options.timeline.slots = slots;
-  auto publisher = sync::frame_publisher::create(context_, dev_, std::move(options));
+  auto publisher = sync::frame_publisher::create(
+      context_, dev_, {.ipc = {.listen = {.name = name}, .publisher_name = "frames"}, .timeline = {.slots = slots}});
   ASSERT_TRUE(publisher) << publisher.error().message();
   const sync::frame_timeline& producer = publisher->timeline();
   ASSERT_TRUE(producer.has_consumer_slots());

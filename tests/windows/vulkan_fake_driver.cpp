@@ -1,6 +1,8 @@
 // The scripted Vulkan driver of the Windows tests (see vulkan_fake_driver.hpp).
 #include "vulkan_fake_driver.hpp"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <chrono>
 #include <climits>
@@ -447,6 +449,23 @@ vulkan::adopt_info fake_adopt_info(const std::vector<std::string>& extensions) {
   info.graphics.queue = reinterpret_cast<VkQueue>(&queue_object);
   info.graphics.family = 0;
   return info;
+}
+
+vulkan::device_context adopt_fake_win32_device() {
+  fake_vulkan().reset();
+  auto made = vulkan::device_context::adopt(fake_adopt_info(
+      {VK_KHR_EXTERNAL_MEMORY_WIN32_EXTENSION_NAME, VK_KHR_EXTERNAL_SEMAPHORE_WIN32_EXTENSION_NAME}));
+  if (!made) {
+    ADD_FAILURE() << made.error().message();
+    return {};
+  }
+  return std::move(*made);
+}
+
+void expect_fake_vulkan_clean() {
+  EXPECT_EQ(fake_vulkan().unexpected_calls, 0);
+  EXPECT_EQ(fake_vulkan().timeline_misuse, 0) << "a signal that did not grow or a wait that never ended";
+  fake_vulkan().reset();
 }
 
 }  // namespace membridge::test

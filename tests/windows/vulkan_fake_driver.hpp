@@ -92,4 +92,12 @@ VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL fake_get_instance_proc_addr(VkInstance 
 /// adopt_info for the fake device with `extensions` enabled (timeline semaphores on).
 vulkan::adopt_info fake_adopt_info(const std::vector<std::string>& extensions);
 
+/// The fake device adopted with the Win32 external memory and semaphore extensions, on a reset
+/// driver state (a test's SetUp); adds a test failure and returns an empty context when adopt fails.
+vulkan::device_context adopt_fake_win32_device();
+
+/// A test's end on the fake driver (the context already gone): no unexpected call and no timeline
+/// misuse, then reset().
+void expect_fake_vulkan_clean();
+
 }  // namespace membridge::test

@@ -45,15 +45,12 @@ membridge::testing::section_pattern fresh_pattern(unsigned seed) { return membri
 class windows_vulkan : public ::testing::Test {
  protected:
   void SetUp() override {
-    fake_vulkan().reset();
-    auto made = vulkan::device_context::adopt(membridge::test::fake_adopt_info(win32_extensions));
-    ASSERT_TRUE(made) << made.error().message();
-    context_ = std::move(*made);
+    context_ = membridge::test::adopt_fake_win32_device();
+    ASSERT_TRUE(context_.valid());
   }
   void TearDown() override {
     context_ = vulkan::device_context();
-    EXPECT_EQ(fake_vulkan().unexpected_calls, 0);
-    fake_vulkan().reset();
+    membridge::test::expect_fake_vulkan_clean();
   }
   vulkan::device_context context_;
 };
