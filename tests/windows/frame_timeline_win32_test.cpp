@@ -17,6 +17,7 @@
 #include <membridge/ipc/subscriber.hpp>
 #include <membridge/sync/frame_publisher.hpp>
 #include <membridge/sync/frame_timeline.hpp>
+#include <membridge/vulkan/timeline_semaphore.hpp>
 
 #include <gtest/gtest.h>
 
@@ -266,6 +267,34 @@ TEST_F(frame_timeline_win32_test, a_frame_publisher_paces_its_producer_by_a_cons
     ASSERT_TRUE(producer.cuda_release(nullptr, f));
   }
   EXPECT_EQ(fake_.waits_.size(), waits_before) << "without consumers the producer runs free";
+}
+
+TEST_F(frame_timeline_win32_test, a_consumer_whose_semaphore_import_fails_is_refused_and_leaves_nothing) {
+  const std::string name = "frame-refused-" + std::to_string(::GetCurrentProcessId());
+  auto publisher = sync::frame_publisher::create(
+      context_, dev_, {.ipc = {.listen = {.name = name}, .publisher_name = "frames"}, .timeline = {.slots = 2}});
+  ASSERT_TRUE(publisher) << publisher.error().message();
+  const int semaphores_before = fake_vulkan().live_semaphores;
+  // The joiner's `consumed`: made in Vulkan and exported, then its CUDA import fails.
+  fake_.fail_function("cuImportExternalSemaphore", CUDA_ERROR_OUT_OF_MEMORY);
+  const ipc::subscriber_options joiner{
+      .name = name, .role = ipc::subscriber_role::consumer, .client_name = "frame-consumer", .timeout = 10s};
+  const auto refused = ipc::subscriber::connect(joiner);
+  ASSERT_FALSE(refused) << "a consumer without a semaphore";
+  EXPECT_EQ(publisher->timeline().consumer_count(), 0U);
+  EXPECT_EQ(fake_vulkan().live_semaphores, semaphores_before) << "the joiner's semaphore is destroyed";
+  // The next joiner gets its semaphore, and it is the one the producer waits for.
+  auto sub = ipc::subscriber::connect(joiner);
+  ASSERT_TRUE(sub) << sub.error().message();
+  ASSERT_EQ(sub->role(), ipc::subscriber_role::consumer);
+  EXPECT_EQ(publisher->timeline().consumer_count(), 1U);
+  const ipc::received_semaphore* consumed = sub->semaphore("frames.consumed");
+  ASSERT_NE(consumed, nullptr);
+  auto own = vulkan::timeline_semaphore::import(context_, consumed->fd.borrow());
+  ASSERT_TRUE(own) << own.error().message();
+  ASSERT_TRUE(own->signal(sync::frame_timeline::consumed_value(0)));
+  EXPECT_TRUE(publisher->timeline().wait_consumed(0, 100ms)) << "the consumer's signal reaches the producer";
+  EXPECT_FALSE(publisher->timeline().wait_consumed(1, 20ms));
 }
 
 TEST_F(frame_timeline_win32_test, a_host_signal_on_one_side_is_the_value_cuda_and_the_importer_see) {
