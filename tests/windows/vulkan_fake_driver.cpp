@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <climits>
 #include <cstring>
 #include <string_view>
 #include <thread>
@@ -181,7 +180,8 @@ class exclusive {
 
 constexpr auto stall_limit = std::chrono::seconds(10);  // a wait longer than this would never end
 
-// The counter of `semaphore`, or null (and an unexpected call) for an unknown one.
+// The counter of `semaphore`, or null (and an unexpected call) for an unknown one. The view stays
+// valid until the semaphore is destroyed (a test destroys none while another thread uses it).
 testing::timeline_payload* counter_of(VkSemaphore semaphore) {
   const exclusive lock;
   auto& f = fake_vulkan();
@@ -319,7 +319,10 @@ VKAPI_ATTR VkResult VKAPI_CALL signal_semaphore(VkDevice, const VkSemaphoreSigna
 
 VKAPI_ATTR VkResult VKAPI_CALL wait_semaphores(VkDevice, const VkSemaphoreWaitInfo* info, std::uint64_t timeout) {
   const bool any = (info->flags & VK_SEMAPHORE_WAIT_ANY_BIT) != 0;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(std::min<std::uint64_t>(timeout, INT64_MAX));
+  // UINT64_MAX (wait forever) and other huge timeouts: an hour, so the deadline cannot overflow.
+  constexpr std::uint64_t hour_ns = 3600ULL * 1000 * 1000 * 1000;
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::nanoseconds(static_cast<std::int64_t>(std::min(timeout, hour_ns)));
   for (;;) {
     std::uint32_t reached = 0;
     for (std::uint32_t i = 0; i < info->semaphoreCount; ++i) {
