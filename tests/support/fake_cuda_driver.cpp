@@ -442,9 +442,11 @@ CUresult fake_cuImportExternalSemaphore(CUexternalSemaphore* out, const CUDA_EXT
   if (desc->type != fake_handles::timeline_semaphore_type()) return CUDA_ERROR_INVALID_VALUE;
   void* os_handle = fake_handles::external_handle(*desc);
   if (!fake_handles::is_open(os_handle)) return CUDA_ERROR_INVALID_VALUE;
+  void* counter = fake_handles::map_timeline_counter(os_handle);
   fake_handles::take_after_import(os_handle);
   const auto handle = reinterpret_cast<CUexternalSemaphore>(static_cast<std::uintptr_t>(f.next_id_++));
   f.semaphores_[handle] = 0;
+  if (counter != nullptr) f.semaphore_counters_[handle] = counter;
   *out = handle;
   return CUDA_SUCCESS;
 }
@@ -454,6 +456,10 @@ CUresult fake_cuDestroyExternalSemaphore(CUexternalSemaphore semaphore) {
   auto& f = active();
   if (!fake_detail::forget(f.semaphores_, semaphore, "cuDestroyExternalSemaphore of an unknown semaphore"))
     return CUDA_ERROR_INVALID_HANDLE;
+  if (const auto c = f.semaphore_counters_.find(semaphore); c != f.semaphore_counters_.end()) {
+    fake_handles::unmap_timeline_counter(c->second);
+    f.semaphore_counters_.erase(c);
+  }
   return CUDA_SUCCESS;
 }
 
@@ -471,6 +477,8 @@ CUresult fake_cuSignalExternalSemaphoresAsync(const CUexternalSemaphore* semapho
     }
     if (params[i].params.fence.value <= s->second) f.note_misuse("timeline signalled with a value that does not grow");
     s->second = params[i].params.fence.value;
+    if (const auto c = f.semaphore_counters_.find(semaphores[i]); c != f.semaphore_counters_.end())
+      fake_handles::signal_timeline_counter(c->second, s->second);
   }
   return CUDA_SUCCESS;
 }
@@ -487,6 +495,12 @@ CUresult fake_cuWaitExternalSemaphoresAsync(const CUexternalSemaphore* semaphore
       return CUDA_ERROR_INVALID_HANDLE;
     }
     f.waits_.push_back(params[i].params.fence.value);
+    const auto c = f.semaphore_counters_.find(semaphores[i]);
+    if (c != f.semaphore_counters_.end() && !fake_handles::wait_timeline_counter(c->second, params[i].params.fence.value)) {
+      f.note_misuse("cuWaitExternalSemaphoresAsync for value " + std::to_string(params[i].params.fence.value) +
+                    ", which was not signalled within 10 s (the stream would stall)");
+      return CUDA_ERROR_LAUNCH_TIMEOUT;
+    }
   }
   return CUDA_SUCCESS;
 }
@@ -684,7 +698,10 @@ fake_cuda::fake_cuda() {
   };
 }
 
-fake_cuda::~fake_cuda() { g_active = nullptr; }
+fake_cuda::~fake_cuda() {
+  for (const auto& [semaphore, counter] : semaphore_counters_) fake_handles::unmap_timeline_counter(counter);
+  g_active = nullptr;
+}
 
 fake_cuda& fake_cuda::active() noexcept { return *g_active; }
 

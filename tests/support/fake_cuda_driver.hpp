@@ -134,6 +134,7 @@ class fake_cuda {
   int syncs_ = 0;
   std::vector<int> synced_devices_;
   std::map<CUexternalSemaphore, std::uint64_t> semaphores_;  // imported semaphore -> last signalled value
+  std::map<CUexternalSemaphore, void*> semaphore_counters_;    // -> the exporter's counter (fake_handles::map_timeline_counter)
   std::vector<std::uint64_t> waits_;                           // values waited for, in order
 
   /// An imported external memory object: it holds a reference to the physical memory its fd named.

@@ -43,4 +43,18 @@ namespace membridge::testing::fake_handles {
 /// it here); Windows never takes an NT handle (leaves it to the caller).
 void take_after_import(void* os_handle) noexcept;
 
+/// The counter an imported timeline semaphore shares with the API that exported it: on Windows a
+/// view of the payload section the NT handle names (fake_timeline_payload.hpp: the Windows Vulkan
+/// fake's semaphores), so a value signalled on either side is seen on the other; null where the
+/// driver keeps the value itself (POSIX, or a handle that names no payload). Borrows the handle.
+[[nodiscard]] void* map_timeline_counter(void* os_handle) noexcept;
+/// Unmaps a counter from map_timeline_counter (null is ignored).
+void unmap_timeline_counter(void* counter) noexcept;
+/// A GPU signal of the counter: sets it to `value`.
+void signal_timeline_counter(void* counter, std::uint64_t value) noexcept;
+/// A GPU wait on the counter. This driver's streams run each operation when it is enqueued, so the
+/// enqueue returns once the counter reached `value` (what the stream's next operation would wait
+/// for); false after 10 s (a wait that would stall the stream).
+[[nodiscard]] bool wait_timeline_counter(void* counter, std::uint64_t value) noexcept;
+
 }  // namespace membridge::testing::fake_handles

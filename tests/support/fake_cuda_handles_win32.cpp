@@ -3,6 +3,7 @@
 // win32HandleMetaData carried at cuMemCreate, so a test can read the DACL back from the exported
 // handle. Like the real driver, no import takes ownership of an NT handle: the caller closes it.
 #include "fake_cuda_handles.hpp"
+#include "fake_timeline_payload.hpp"
 
 #include <windows.h>
 #include <sddl.h>
@@ -91,5 +92,18 @@ bool is_open(void* os_handle) noexcept {
 }
 
 void take_after_import(void* /*os_handle*/) noexcept {}
+
+void* map_timeline_counter(void* os_handle) noexcept { return map_timeline_payload(static_cast<HANDLE>(os_handle)); }
+
+void unmap_timeline_counter(void* counter) noexcept { unmap_timeline_payload(static_cast<timeline_payload*>(counter)); }
+
+void signal_timeline_counter(void* counter, std::uint64_t value) noexcept {
+  if (counter != nullptr) store_timeline_value(static_cast<timeline_payload*>(counter), value);
+}
+
+bool wait_timeline_counter(void* counter, std::uint64_t value) noexcept {
+  return counter == nullptr ||
+         wait_timeline_value(static_cast<const timeline_payload*>(counter), value, std::chrono::seconds(10));
+}
 
 }  // namespace membridge::testing::fake_handles

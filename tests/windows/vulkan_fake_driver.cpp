@@ -1,8 +1,13 @@
 // The scripted Vulkan driver of the Windows tests (see vulkan_fake_driver.hpp).
 #include "vulkan_fake_driver.hpp"
 
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <string_view>
+#include <thread>
 #include <type_traits>
 
 namespace membridge::test {
@@ -72,7 +77,7 @@ VKAPI_ATTR void VKAPI_CALL get_properties2(VkPhysicalDevice, VkPhysicalDevicePro
   for (auto* s = static_cast<VkBaseOutStructure*>(props->pNext); s != nullptr; s = s->pNext)
     if (s->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES) {
       auto* id = reinterpret_cast<VkPhysicalDeviceIDProperties*>(s);
-      for (std::uint8_t i = 0; i < VK_UUID_SIZE; ++i) id->deviceUUID[i] = static_cast<std::uint8_t>(0xA0 + i);
+      for (std::uint8_t i = 0; i < VK_UUID_SIZE; ++i) id->deviceUUID[i] = static_cast<std::uint8_t>(0x10 + i);  // fake CUDA device 0
     }
 }
 
@@ -161,11 +166,51 @@ VKAPI_ATTR VkResult VKAPI_CALL bind_buffer_memory(VkDevice, VkBuffer, VkDeviceMe
   return VK_SUCCESS;
 }
 
+// The semaphore records are shared by a test's producer and consumer threads: an SRW lock (no
+// kernel object, so nothing for the handle-leak listener to count).
+SRWLOCK semaphore_lock = SRWLOCK_INIT;
+
+class exclusive {
+ public:
+  exclusive() { ::AcquireSRWLockExclusive(&semaphore_lock); }
+  ~exclusive() { ::ReleaseSRWLockExclusive(&semaphore_lock); }
+  exclusive(const exclusive&) = delete;
+  exclusive& operator=(const exclusive&) = delete;
+};
+
+constexpr auto stall_limit = std::chrono::seconds(10);  // a wait longer than this would never end
+
+// The counter of `semaphore`, or null (and an unexpected call) for an unknown one. The view stays
+// valid until the semaphore is destroyed (a test destroys none while another thread uses it).
+testing::timeline_payload* counter_of(VkSemaphore semaphore) {
+  const exclusive lock;
+  auto& f = fake_vulkan();
+  const auto s = f.semaphores.find(semaphore);
+  if (s == f.semaphores.end()) {
+    ++f.unexpected_calls;
+    return nullptr;
+  }
+  return s->second.counter;
+}
+
+// A timeline signal: the value must grow.
+void signal_counter(testing::timeline_payload* counter, std::uint64_t value) {
+  if (testing::load_timeline_value(counter) >= value) {
+    const exclusive lock;
+    ++fake_vulkan().timeline_misuse;
+  }
+  testing::store_timeline_value(counter, value);
+}
+
 VKAPI_ATTR VkResult VKAPI_CALL create_semaphore(VkDevice, const VkSemaphoreCreateInfo* info, const VkAllocationCallbacks*,
                                                 VkSemaphore* semaphore) {
   auto& f = fake_vulkan();
+  const auto* type = find_in_chain<VkSemaphoreTypeCreateInfo>(info->pNext, VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO);
+  const std::uint64_t initial = type != nullptr && type->semaphoreType == VK_SEMAPHORE_TYPE_TIMELINE ? type->initialValue : 0;
+  SECURITY_ATTRIBUTES* attributes = nullptr;
   const auto* exported = find_in_chain<VkExportSemaphoreCreateInfo>(info->pNext,
                                                                     VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO);
+  const exclusive lock;
   if (exported != nullptr) {
     f.export_info_seen = true;
     f.export_handle_types = exported->handleTypes;
@@ -176,39 +221,164 @@ VKAPI_ATTR VkResult VKAPI_CALL create_semaphore(VkDevice, const VkSemaphoreCreat
       f.export_attributes_given = win32->pAttributes != nullptr;
       f.export_access = win32->dwAccess;
       f.export_named = win32->name != nullptr;
-      // The payload: a kernel object with the export's security attributes, as a driver makes it.
-      auto* attributes = const_cast<SECURITY_ATTRIBUTES*>(win32->pAttributes);
-      f.semaphore_payload = ::CreateEventW(attributes, TRUE, FALSE, nullptr);
+      attributes = const_cast<SECURITY_ATTRIBUTES*>(win32->pAttributes);
     }
   }
+  // The payload: a kernel object with the export's security attributes, as a driver makes it.
+  fake_semaphore record;
+  record.payload = testing::create_timeline_payload(attributes, initial);
+  record.counter = testing::map_timeline_payload(record.payload);
+  record.exportable = exported != nullptr;
+  if (record.counter == nullptr) {
+    if (record.payload != nullptr) ::CloseHandle(record.payload);
+    return VK_ERROR_OUT_OF_HOST_MEMORY;
+  }
+  if (record.exportable) f.semaphore_payload = record.payload;
   *semaphore = reinterpret_cast<VkSemaphore>(next_handle++);
+  f.semaphores[*semaphore] = record;
   ++f.live_semaphores;
   return VK_SUCCESS;
 }
 
+void release(fake_semaphore& record) {
+  testing::unmap_timeline_payload(record.counter);
+  ::CloseHandle(record.payload);
+  record = {};
+}
+
 VKAPI_ATTR void VKAPI_CALL destroy_semaphore(VkDevice, VkSemaphore semaphore, const VkAllocationCallbacks*) {
-  if (semaphore != VK_NULL_HANDLE) --fake_vulkan().live_semaphores;
+  if (semaphore == VK_NULL_HANDLE) return;
+  const exclusive lock;
+  auto& f = fake_vulkan();
+  const auto s = f.semaphores.find(semaphore);
+  if (s == f.semaphores.end()) {
+    ++f.unexpected_calls;
+    return;
+  }
+  release(s->second);
+  f.semaphores.erase(s);
+  --f.live_semaphores;
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL get_semaphore_win32_handle(VkDevice, const VkSemaphoreGetWin32HandleInfoKHR* info,
                                                           HANDLE* handle) {
+  const exclusive lock;
   auto& f = fake_vulkan();
   ++f.get_win32_handle_calls;
-  if (info->handleType != VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_BIT || f.semaphore_payload == nullptr)
+  const auto s = f.semaphores.find(info->semaphore);
+  if (info->handleType != VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_BIT || s == f.semaphores.end() ||
+      !s->second.exportable)
     return VK_ERROR_INVALID_EXTERNAL_HANDLE;
   const HANDLE self = ::GetCurrentProcess();
-  if (::DuplicateHandle(self, f.semaphore_payload, self, handle, 0, FALSE, DUPLICATE_SAME_ACCESS) == 0)
+  if (::DuplicateHandle(self, s->second.payload, self, handle, 0, FALSE, DUPLICATE_SAME_ACCESS) == 0)
     return VK_ERROR_OUT_OF_HOST_MEMORY;
   return VK_SUCCESS;  // the application owns the new handle
 }
 
+// An import replaces the semaphore's payload with the one the handle names (the driver's own
+// reference: the caller keeps its handle). A handle naming no timeline payload is refused.
 VKAPI_ATTR VkResult VKAPI_CALL import_semaphore_win32_handle(VkDevice, const VkImportSemaphoreWin32HandleInfoKHR* info) {
+  const exclusive lock;
   auto& f = fake_vulkan();
   f.semaphore_imports.push_back(info->handle);
   f.semaphore_import_type = info->handleType;
   f.semaphore_import_handle_was_open = is_open(info->handle);
+  const auto s = f.semaphores.find(info->semaphore);
+  if (s == f.semaphores.end()) {
+    ++f.unexpected_calls;
+    return VK_ERROR_INVALID_EXTERNAL_HANDLE;
+  }
   if (!f.semaphore_import_handle_was_open) return VK_ERROR_INVALID_EXTERNAL_HANDLE;
-  driver_reference(info->handle);
+  testing::timeline_payload* counter = testing::map_timeline_payload(info->handle);
+  if (counter == nullptr) return VK_ERROR_INVALID_EXTERNAL_HANDLE;
+  HANDLE own = nullptr;
+  const HANDLE self = ::GetCurrentProcess();
+  if (::DuplicateHandle(self, info->handle, self, &own, 0, FALSE, DUPLICATE_SAME_ACCESS) == 0) {
+    testing::unmap_timeline_payload(counter);
+    return VK_ERROR_OUT_OF_HOST_MEMORY;
+  }
+  release(s->second);
+  s->second.payload = own;
+  s->second.counter = counter;
+  return VK_SUCCESS;
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL get_semaphore_counter_value(VkDevice, VkSemaphore semaphore, std::uint64_t* value) {
+  testing::timeline_payload* counter = counter_of(semaphore);
+  if (counter == nullptr) return VK_ERROR_DEVICE_LOST;
+  *value = testing::load_timeline_value(counter);
+  return VK_SUCCESS;
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL signal_semaphore(VkDevice, const VkSemaphoreSignalInfo* info) {
+  testing::timeline_payload* counter = counter_of(info->semaphore);
+  if (counter == nullptr) return VK_ERROR_DEVICE_LOST;
+  signal_counter(counter, info->value);
+  return VK_SUCCESS;
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL wait_semaphores(VkDevice, const VkSemaphoreWaitInfo* info, std::uint64_t timeout) {
+  const bool any = (info->flags & VK_SEMAPHORE_WAIT_ANY_BIT) != 0;
+  // UINT64_MAX (wait forever) and other huge timeouts: an hour, so the deadline cannot overflow.
+  constexpr std::uint64_t hour_ns = 3600ULL * 1000 * 1000 * 1000;
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::nanoseconds(static_cast<std::int64_t>(std::min(timeout, hour_ns)));
+  for (;;) {
+    std::uint32_t reached = 0;
+    for (std::uint32_t i = 0; i < info->semaphoreCount; ++i) {
+      testing::timeline_payload* counter = counter_of(info->pSemaphores[i]);
+      if (counter == nullptr) return VK_ERROR_DEVICE_LOST;
+      if (testing::load_timeline_value(counter) >= info->pValues[i]) ++reached;
+    }
+    if (any ? reached > 0 : reached == info->semaphoreCount) return VK_SUCCESS;
+    if (std::chrono::steady_clock::now() >= deadline) return VK_TIMEOUT;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+}
+
+// One batch: its timeline waits must be reached within stall_limit (the queue would stall), then its
+// signals are set.
+VkResult run_batch(const VkSubmitInfo& batch) {
+  const auto* values = find_in_chain<VkTimelineSemaphoreSubmitInfo>(batch.pNext,
+                                                                   VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO);
+  if (values == nullptr || values->waitSemaphoreValueCount != batch.waitSemaphoreCount ||
+      values->signalSemaphoreValueCount != batch.signalSemaphoreCount) {
+    const exclusive lock;
+    ++fake_vulkan().timeline_misuse;
+    return VK_ERROR_DEVICE_LOST;
+  }
+  fake_submit record;
+  record.command_buffers = batch.commandBufferCount;
+  for (std::uint32_t i = 0; i < batch.waitSemaphoreCount; ++i) {
+    testing::timeline_payload* counter = counter_of(batch.pWaitSemaphores[i]);
+    if (counter == nullptr) return VK_ERROR_DEVICE_LOST;
+    if (!testing::wait_timeline_value(counter, values->pWaitSemaphoreValues[i], stall_limit)) {
+      const exclusive lock;
+      ++fake_vulkan().timeline_misuse;
+      return VK_ERROR_DEVICE_LOST;
+    }
+    if (i == 0) record.wait_value = values->pWaitSemaphoreValues[i];
+  }
+  for (std::uint32_t i = 0; i < batch.signalSemaphoreCount; ++i) {
+    testing::timeline_payload* counter = counter_of(batch.pSignalSemaphores[i]);
+    if (counter == nullptr) return VK_ERROR_DEVICE_LOST;
+    signal_counter(counter, values->pSignalSemaphoreValues[i]);
+    if (i == 0) record.signal_value = values->pSignalSemaphoreValues[i];
+  }
+  const exclusive lock;
+  fake_vulkan().submits.push_back(record);
+  return VK_SUCCESS;
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL queue_submit(VkQueue, std::uint32_t count, const VkSubmitInfo* batches, VkFence fence) {
+  {
+    const exclusive lock;
+    auto& f = fake_vulkan();
+    if (fence != VK_NULL_HANDLE) ++f.unexpected_calls;  // fences are not modelled
+    if (f.submit_result != VK_SUCCESS) return f.submit_result;
+  }
+  for (std::uint32_t i = 0; i < count; ++i)
+    if (const VkResult rc = run_batch(batches[i]); rc != VK_SUCCESS) return rc;
   return VK_SUCCESS;
 }
 
@@ -225,14 +395,19 @@ VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL get_device_proc_addr(VkDevice, const ch
   if (n == "vkGetSemaphoreWin32HandleKHR") return reinterpret_cast<PFN_vkVoidFunction>(&get_semaphore_win32_handle);
   if (n == "vkImportSemaphoreWin32HandleKHR")
     return reinterpret_cast<PFN_vkVoidFunction>(&import_semaphore_win32_handle);
+  if (n == "vkGetSemaphoreCounterValue") return reinterpret_cast<PFN_vkVoidFunction>(&get_semaphore_counter_value);
+  if (n == "vkSignalSemaphore") return reinterpret_cast<PFN_vkVoidFunction>(&signal_semaphore);
+  if (n == "vkWaitSemaphores") return reinterpret_cast<PFN_vkVoidFunction>(&wait_semaphores);
+  if (n == "vkQueueSubmit") return reinterpret_cast<PFN_vkVoidFunction>(&queue_submit);
   return nullptr;  // the rest of the device table stays empty
 }
 
 }  // namespace
 
 void fake_vulkan_state::reset() {
+  const exclusive lock;
   for (HANDLE h : driver_references) ::CloseHandle(h);
-  if (semaphore_payload != nullptr) ::CloseHandle(semaphore_payload);
+  for (auto& [semaphore, record] : semaphores) release(record);
   *this = fake_vulkan_state{};
 }
 
@@ -277,6 +452,23 @@ vulkan::adopt_info fake_adopt_info(const std::vector<std::string>& extensions) {
   info.graphics.queue = reinterpret_cast<VkQueue>(&queue_object);
   info.graphics.family = 0;
   return info;
+}
+
+vulkan::device_context adopt_fake_win32_device() {
+  fake_vulkan().reset();
+  auto made = vulkan::device_context::adopt(fake_adopt_info(
+      {VK_KHR_EXTERNAL_MEMORY_WIN32_EXTENSION_NAME, VK_KHR_EXTERNAL_SEMAPHORE_WIN32_EXTENSION_NAME}));
+  if (!made) {
+    ADD_FAILURE() << made.error().message();
+    return {};
+  }
+  return std::move(*made);
+}
+
+void expect_fake_vulkan_clean() {
+  EXPECT_EQ(fake_vulkan().unexpected_calls, 0);
+  EXPECT_EQ(fake_vulkan().timeline_misuse, 0) << "a signal that did not grow or a wait that never ended";
+  fake_vulkan().reset();
 }
 
 }  // namespace membridge::test

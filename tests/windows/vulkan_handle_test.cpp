@@ -18,6 +18,7 @@
 #include <sddl.h>
 
 #include <array>
+#include <chrono>
 #include <cstring>
 #include <vector>
 
@@ -44,15 +45,12 @@ membridge::testing::section_pattern fresh_pattern(unsigned seed) { return membri
 class windows_vulkan : public ::testing::Test {
  protected:
   void SetUp() override {
-    fake_vulkan().reset();
-    auto made = vulkan::device_context::adopt(membridge::test::fake_adopt_info(win32_extensions));
-    ASSERT_TRUE(made) << made.error().message();
-    context_ = std::move(*made);
+    context_ = membridge::test::adopt_fake_win32_device();
+    ASSERT_TRUE(context_.valid());
   }
   void TearDown() override {
     context_ = vulkan::device_context();
-    EXPECT_EQ(fake_vulkan().unexpected_calls, 0);
-    fake_vulkan().reset();
+    membridge::test::expect_fake_vulkan_clean();
   }
   vulkan::device_context context_;
 };
@@ -64,8 +62,8 @@ TEST_F(windows_vulkan, the_win32_extensions_are_required_and_reported) {
   EXPECT_TRUE(caps.external_semaphore);
   EXPECT_FALSE(caps.external_memory_fd) << "the fd extension is not enabled on Windows";
   EXPECT_TRUE(context_.missing_extensions().empty());
-  EXPECT_EQ(context_.uuid().bytes[0], 0xA0);
-  EXPECT_EQ(context_.uuid().bytes[15], 0xAF);
+  EXPECT_EQ(context_.uuid().bytes[0], 0x10) << "fake CUDA device 0's";
+  EXPECT_EQ(context_.uuid().bytes[15], 0x1F);
 
   auto fd_only = vulkan::device_context::adopt(membridge::test::fake_adopt_info(
       {VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME}));
@@ -154,20 +152,39 @@ TEST_F(windows_vulkan, shared_buffer_creates_a_win32_external_buffer_and_binds_t
 }
 
 TEST_F(windows_vulkan, semaphore_import_passes_the_nt_handle_and_leaves_it_to_the_caller) {
-  unique_handle event(::CreateEventW(nullptr, TRUE, FALSE, nullptr));
-  ASSERT_TRUE(event.valid());
-  auto semaphore = vulkan::timeline_semaphore::import(context_, event.borrow());
+  // An exporter's payload (another process's or API's semaphore) at value 3.
+  unique_handle payload(membridge::testing::create_timeline_payload(nullptr, 3));
+  ASSERT_TRUE(payload.valid());
+  auto semaphore = vulkan::timeline_semaphore::import(context_, payload.borrow());
   ASSERT_TRUE(semaphore) << semaphore.error().message();
   ASSERT_EQ(fake_vulkan().semaphore_imports.size(), 1U);
-  EXPECT_EQ(fake_vulkan().semaphore_imports[0], event.get());
+  EXPECT_EQ(fake_vulkan().semaphore_imports[0], payload.get());
   EXPECT_TRUE(fake_vulkan().semaphore_import_handle_was_open);
   EXPECT_EQ(fake_vulkan().semaphore_import_type, VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_BIT);
   EXPECT_FALSE(fake_vulkan().export_info_seen) << "an imported semaphore is not made exportable";
-  // Signalled through the caller's handle, seen through the driver's reference: one object.
-  ASSERT_NE(::SetEvent(event.get()), 0);
-  EXPECT_EQ(::WaitForSingleObject(fake_vulkan().driver_references.at(0), 0), WAIT_OBJECT_0);
-  EXPECT_NE(::CloseHandle(event.release()), 0) << "still the caller's to close";
+  // One object: the value the exporter had, a signal through the import seen by the exporter.
+  const auto value = semaphore->value();
+  ASSERT_TRUE(value) << value.error().message();
+  EXPECT_EQ(*value, 3U);
+  ASSERT_TRUE(semaphore->signal(7));
+  auto* exporter = membridge::testing::map_timeline_payload(payload.get());
+  ASSERT_NE(exporter, nullptr);
+  EXPECT_EQ(membridge::testing::load_timeline_value(exporter), 7U);
+  membridge::testing::unmap_timeline_payload(exporter);
+  EXPECT_NE(::CloseHandle(payload.release()), 0) << "still the caller's to close";
   EXPECT_EQ(fake_vulkan().live_semaphores, 1);
+  EXPECT_TRUE(semaphore->wait(7, std::chrono::milliseconds(10))) << "the driver's reference keeps the payload";
+}
+
+TEST_F(windows_vulkan, a_semaphore_import_of_a_handle_that_names_no_semaphore_fails_and_leaves_nothing) {
+  unique_handle event(::CreateEventW(nullptr, TRUE, FALSE, nullptr));
+  ASSERT_TRUE(event.valid());
+  const auto semaphore = vulkan::timeline_semaphore::import(context_, event.borrow());
+  ASSERT_FALSE(semaphore);
+  EXPECT_NE(semaphore.error().message().find("vkImportSemaphoreWin32HandleKHR"), std::string::npos)
+      << semaphore.error().message();
+  EXPECT_TRUE(is_open(event.get())) << "the caller's handle is left alone";
+  EXPECT_EQ(fake_vulkan().live_semaphores, 0) << "the semaphore made for the import is destroyed";
 }
 
 // The DACL of `object`: one ACE, allowing the current user; the descriptor is protected.
@@ -183,8 +200,8 @@ void expect_user_only(HANDLE object) {
   ASSERT_NE(::GetAce(dacl, 0, &ace), 0);
   auto* allowed = static_cast<ACCESS_ALLOWED_ACE*>(ace);
   EXPECT_EQ(allowed->Header.AceType, ACCESS_ALLOWED_ACE_TYPE);
-  // GENERIC_ALL, or what the object type maps it to (EVENT_ALL_ACCESS for the fake's event).
-  EXPECT_TRUE(allowed->Mask == GENERIC_ALL || (allowed->Mask & EVENT_ALL_ACCESS) == EVENT_ALL_ACCESS) << allowed->Mask;
+  // GENERIC_ALL, or what the object type maps it to (SECTION_ALL_ACCESS for the fake's payload).
+  EXPECT_TRUE(allowed->Mask == GENERIC_ALL || (allowed->Mask & SECTION_ALL_ACCESS) == SECTION_ALL_ACCESS) << allowed->Mask;
   LPSTR ace_sid = nullptr;
   ASSERT_NE(::ConvertSidToStringSidA(reinterpret_cast<PSID>(&allowed->SidStart), &ace_sid), 0);
   const auto user = membridge::os::current_user_security::create();
@@ -218,8 +235,15 @@ TEST_F(windows_vulkan, exported_semaphores_grant_the_current_user_only_and_expor
   ASSERT_TRUE(second) << second.error().message();
   EXPECT_EQ(f.get_win32_handle_calls, 1) << "Vulkan allows one NT-handle export per semaphore";
   EXPECT_NE(first->get(), second->get());
-  ASSERT_NE(::SetEvent(first->get()), 0);
-  EXPECT_EQ(::WaitForSingleObject(second->get(), 0), WAIT_OBJECT_0) << "both name the one payload";
+  auto* through_first = membridge::testing::map_timeline_payload(first->get());
+  auto* through_second = membridge::testing::map_timeline_payload(second->get());
+  ASSERT_NE(through_first, nullptr);
+  ASSERT_NE(through_second, nullptr);
+  EXPECT_EQ(membridge::testing::load_timeline_value(through_first), 5U) << "the initial value";
+  ASSERT_TRUE(semaphore->signal(9));
+  EXPECT_EQ(membridge::testing::load_timeline_value(through_second), 9U) << "both name the one payload";
+  membridge::testing::unmap_timeline_payload(through_first);
+  membridge::testing::unmap_timeline_payload(through_second);
   expect_user_only(first->get());
   expect_user_only(second->get());
 
