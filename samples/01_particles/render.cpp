@@ -94,7 +94,7 @@ result<void> render(const membridge::vulkan::device_context& context, frame_sour
 
 result<void> check_validation(const membridge::vulkan::device_context& context, const run_environment& env) {
   if (!env.options.validation) return membridge::ok();
-  const std::uint64_t count = context.validation_message_count();
+  const std::uint64_t count = apps::validation_messages(context, env.windows);
   *env.out << "validation: " << count << (count == 1 ? " message" : " messages") << '\n' << std::flush;
   if (count > 0)
     return membridge::error(membridge::errc::internal, "Vulkan validation",

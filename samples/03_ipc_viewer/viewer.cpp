@@ -479,7 +479,7 @@ class viewer {
     else if (!written)
       failure = written.error();
     if (o_.validation) {
-      const std::uint64_t count = context_.validation_message_count();
+      const std::uint64_t count = apps::validation_messages(context_, env_.windows);
       out_ << "validation: " << count << (count == 1 ? " message" : " messages") << '\n' << std::flush;
       if (count > 0 && !failure)
         failure = error(errc::internal, "Vulkan validation",

@@ -5,6 +5,7 @@
 
 #include "glfw_library.hpp"  // samples/common: GLFW's header (prototypes only) and the common functions
 #include "vk_error.hpp"
+#include "window_relay.hpp"
 #include "window_state.hpp"
 
 #include <membridge/core/log.hpp>
@@ -28,7 +29,10 @@ using membridge::result;
 
 // -------------------------------------------------------------------------------- window_system ---
 
-window_system::window_system() : functions_(std::make_unique<functions>()) {}
+window_system::window_system()
+    : functions_(std::make_unique<functions>()), relay_messages_(std::make_shared<std::atomic<std::uint64_t>>(0)) {}
+
+std::uint64_t window_system::relay_validation_messages() const noexcept { return relay_messages_->load(); }
 
 window_system::~window_system() = default;  // glfw_library terminates GLFW
 
@@ -59,7 +63,7 @@ std::unique_ptr<window_system> open_windows_or_headless(const char* program, boo
 }
 
 membridge::vulkan::create_options app_context_options(const char* program, bool validation,
-                                                      const window_system* windows) {
+                                                      window_system* windows) {
   membridge::vulkan::create_options options;
   options.validation = validation;
   if (validation) {
@@ -72,8 +76,21 @@ membridge::vulkan::create_options app_context_options(const char* program, bool 
   if (windows != nullptr) {
     options.instance_extensions = windows->instance_extensions();
     options.device_extensions.emplace_back(VK_KHR_SWAPCHAIN_EXTENSION_NAME);
+    windows->relay_options_ = options;  // a relay's presenting device: the same, its messages counted too
+    if (validation) {
+      windows->relay_options_.on_validation_message = [print = options.on_validation_message,
+                                                       count = windows->relay_messages_](std::string_view message) {
+        count->fetch_add(1);
+        print(message);
+      };
+    }
   }
   return options;
+}
+
+std::uint64_t validation_messages(const membridge::vulkan::device_context& context,
+                                  const window_system* windows) noexcept {
+  return context.validation_message_count() + (windows != nullptr ? windows->relay_validation_messages() : 0);
 }
 
 // --------------------------------------------------------------------------------------- window ---
@@ -81,6 +98,14 @@ membridge::vulkan::create_options app_context_options(const char* program, bool 
 namespace {
 
 constexpr std::uint64_t acquire_timeout_ns = 10'000'000'000ull;
+
+/// `call: native name: context` of `e`, without the source location (for describe()).
+std::string brief(const error& e) {
+  std::string text(e.call());
+  if (!e.native_name().empty()) text += ": " + std::string(e.native_name());
+  if (!e.context().empty()) text += ": " + std::string(e.context());
+  return text;
+}
 
 /// `inner` (w x h) scaled to fit in `outer` with its aspect ratio kept, centred.
 std::array<VkOffset3D, 2> fit(std::uint32_t w, std::uint32_t h, VkExtent2D outer) {
@@ -97,12 +122,13 @@ std::array<VkOffset3D, 2> fit(std::uint32_t w, std::uint32_t h, VkExtent2D outer
 }  // namespace
 
 window::state::~state() {
+  if (relay) destroy_relay(*this);  // waits for both devices
   if (device != VK_NULL_HANDLE) {
     if (const VkResult rc = vk->vkDeviceWaitIdle(device); rc != VK_SUCCESS)
       membridge::log(membridge::log_level::warning, "window: vkDeviceWaitIdle: " + vk_result_name(rc));
     destroy_swapchain_objects();
-    for (host_buffer& b : panel_buffers) destroy_host_buffer(*this, b);
-    destroy_host_buffer(*this, capture);
+    for (host_buffer& b : panel_buffers) destroy_host_buffer(side(), b);
+    destroy_host_buffer(side(), capture);
     if (swapchain != VK_NULL_HANDLE) vk->vkDestroySwapchainKHR(device, swapchain, nullptr);
     for (VkSemaphore s : acquired) vk->vkDestroySemaphore(device, s, nullptr);
     vk->vkDestroyCommandPool(device, pool, nullptr);
@@ -232,81 +258,103 @@ window::window(window&&) noexcept = default;
 window& window::operator=(window&&) noexcept = default;
 window::~window() = default;
 
+result<void> window::state::use_context(const membridge::vulkan::device_context& context) {
+  constexpr const char* call = "window::create";
+  keep_alive = context.state();
+  instance = context.instance();
+  physical_device = context.physical_device();
+  device = context.device();
+  vk = &context.functions();
+  queue = context.graphics_queue();
+  const PFN_vkGetInstanceProcAddr gipa = context.get_instance_proc_addr();
+  const auto instance_fn = [&](const char* name) { return gipa(instance, name); };
+  surface_fns.destroy_surface = reinterpret_cast<PFN_vkDestroySurfaceKHR>(instance_fn("vkDestroySurfaceKHR"));
+  surface_fns.surface_support =
+      reinterpret_cast<PFN_vkGetPhysicalDeviceSurfaceSupportKHR>(instance_fn("vkGetPhysicalDeviceSurfaceSupportKHR"));
+  surface_fns.surface_capabilities = reinterpret_cast<PFN_vkGetPhysicalDeviceSurfaceCapabilitiesKHR>(
+      instance_fn("vkGetPhysicalDeviceSurfaceCapabilitiesKHR"));
+  surface_fns.surface_formats =
+      reinterpret_cast<PFN_vkGetPhysicalDeviceSurfaceFormatsKHR>(instance_fn("vkGetPhysicalDeviceSurfaceFormatsKHR"));
+  surface_fns.present_modes = reinterpret_cast<PFN_vkGetPhysicalDeviceSurfacePresentModesKHR>(
+      instance_fn("vkGetPhysicalDeviceSurfacePresentModesKHR"));
+  surface_fns.format_properties =
+      reinterpret_cast<PFN_vkGetPhysicalDeviceFormatProperties>(instance_fn("vkGetPhysicalDeviceFormatProperties"));
+  const auto memory_properties = reinterpret_cast<PFN_vkGetPhysicalDeviceMemoryProperties>(
+      instance_fn("vkGetPhysicalDeviceMemoryProperties"));
+  if (memory_properties == nullptr)
+    return error(errc::unsupported, call, "no vkGetPhysicalDeviceMemoryProperties");
+  memory_properties(physical_device, &memory_types);
+  const surface_api& sf = surface_fns;
+  if (sf.destroy_surface == nullptr || sf.surface_support == nullptr || sf.surface_capabilities == nullptr ||
+      sf.surface_formats == nullptr || sf.present_modes == nullptr || sf.format_properties == nullptr)
+    return error(errc::unsupported, call, "the instance lacks VK_KHR_surface (was it created with GLFW's extensions?)");
+  if (vk->vkCreateSwapchainKHR == nullptr || vk->vkQueuePresentKHR == nullptr)
+    return error(errc::unsupported, call, "the device lacks VK_KHR_swapchain (was it created with it?)");
+  return membridge::ok();
+}
+
+result<void> window::state::make_surface() {
+  if (const VkResult rc = glfw->create_window_surface(instance, handle, nullptr, &surface); rc != VK_SUCCESS)
+    return vk_error(rc, "glfwCreateWindowSurface", glfw->last_error("no surface"));
+  return membridge::ok();
+}
+
+result<void> window::state::check_presentation() {
+  constexpr const char* call = "window::create";
+  const surface_api& sf = surface_fns;
+  VkBool32 can_present = VK_FALSE;
+  if (const VkResult rc = sf.surface_support(physical_device, queue.family, surface, &can_present); rc != VK_SUCCESS)
+    return vk_error(rc, "vkGetPhysicalDeviceSurfaceSupportKHR");
+  if (can_present != VK_TRUE)
+    return error(errc::unsupported, call,
+                 "the graphics queue family " + std::to_string(queue.family) + " cannot present to this window");
+  VkFormatProperties source{};
+  sf.format_properties(physical_device, VK_FORMAT_R8G8B8A8_UNORM, &source);
+  if ((source.optimalTilingFeatures & VK_FORMAT_FEATURE_BLIT_SRC_BIT) == 0)
+    return error(errc::unsupported, call, "R8G8B8A8_UNORM images cannot be blitted from on this device");
+  filter = (source.optimalTilingFeatures & VK_FORMAT_FEATURE_SAMPLED_IMAGE_FILTER_LINEAR_BIT) != 0 ? VK_FILTER_LINEAR
+                                                                                                   : VK_FILTER_NEAREST;
+  MEMBRIDGE_TRY(choose_format());
+  // MAILBOX shows the newest frame without tearing and without capping the frame rate at the
+  // display's; FIFO (always there) is vsync.
+  std::uint32_t mode_count = 0;
+  if (const VkResult rc = sf.present_modes(physical_device, surface, &mode_count, nullptr); rc != VK_SUCCESS)
+    return vk_error(rc, "vkGetPhysicalDeviceSurfacePresentModesKHR");
+  std::vector<VkPresentModeKHR> modes(mode_count);
+  if (const VkResult rc = sf.present_modes(physical_device, surface, &mode_count, modes.data()); rc != VK_SUCCESS)
+    return vk_error(rc, "vkGetPhysicalDeviceSurfacePresentModesKHR");
+  present_mode = std::find(modes.begin(), modes.end(), VK_PRESENT_MODE_MAILBOX_KHR) != modes.end()
+                     ? VK_PRESENT_MODE_MAILBOX_KHR
+                     : VK_PRESENT_MODE_FIFO_KHR;
+  return membridge::ok();
+}
+
 result<window> window::create(window_system& system, const membridge::vulkan::device_context& context,
                               std::uint32_t width, std::uint32_t height, std::uint32_t frame_slots,
                               const std::string& title, bool screenshots) {
   constexpr const char* call = "window::create";
   if (!context.valid() || frame_slots == 0 || width == 0 || height == 0)
     return error(errc::invalid_argument, call, "empty context, zero size or no frame slots");
+  MEMBRIDGE_TRY_ASSIGN(const present_choice choice, present_choice_from_environment());
   auto s = std::make_unique<state>();
   const window_system::functions& glfw = system.glfw();
   s->glfw = &glfw;
-  s->keep_alive = context.state();
-  s->instance = context.instance();
-  s->physical_device = context.physical_device();
-  s->device = context.device();
-  s->vk = &context.functions();
-  s->queue = context.graphics_queue();
   s->screenshots = screenshots;
-  const PFN_vkGetInstanceProcAddr gipa = context.get_instance_proc_addr();
-  const auto instance_fn = [&](const char* name) { return gipa(s->instance, name); };
-  s->surface_fns.destroy_surface = reinterpret_cast<PFN_vkDestroySurfaceKHR>(instance_fn("vkDestroySurfaceKHR"));
-  s->surface_fns.surface_support =
-      reinterpret_cast<PFN_vkGetPhysicalDeviceSurfaceSupportKHR>(instance_fn("vkGetPhysicalDeviceSurfaceSupportKHR"));
-  s->surface_fns.surface_capabilities = reinterpret_cast<PFN_vkGetPhysicalDeviceSurfaceCapabilitiesKHR>(
-      instance_fn("vkGetPhysicalDeviceSurfaceCapabilitiesKHR"));
-  s->surface_fns.surface_formats =
-      reinterpret_cast<PFN_vkGetPhysicalDeviceSurfaceFormatsKHR>(instance_fn("vkGetPhysicalDeviceSurfaceFormatsKHR"));
-  s->surface_fns.present_modes = reinterpret_cast<PFN_vkGetPhysicalDeviceSurfacePresentModesKHR>(
-      instance_fn("vkGetPhysicalDeviceSurfacePresentModesKHR"));
-  s->surface_fns.format_properties =
-      reinterpret_cast<PFN_vkGetPhysicalDeviceFormatProperties>(instance_fn("vkGetPhysicalDeviceFormatProperties"));
-  const auto memory_properties = reinterpret_cast<PFN_vkGetPhysicalDeviceMemoryProperties>(
-      instance_fn("vkGetPhysicalDeviceMemoryProperties"));
-  if (memory_properties == nullptr)
-    return error(errc::unsupported, call, "no vkGetPhysicalDeviceMemoryProperties");
-  memory_properties(s->physical_device, &s->memory_types);
-  const surface_api& sf = s->surface_fns;
-  if (sf.destroy_surface == nullptr || sf.surface_support == nullptr || sf.surface_capabilities == nullptr ||
-      sf.surface_formats == nullptr || sf.present_modes == nullptr || sf.format_properties == nullptr)
-    return error(errc::unsupported, call, "the instance lacks VK_KHR_surface (was it created with GLFW's extensions?)");
-  if (s->vk->vkCreateSwapchainKHR == nullptr || s->vk->vkQueuePresentKHR == nullptr)
-    return error(errc::unsupported, call, "the device lacks VK_KHR_swapchain (was it created with it?)");
-
+  MEMBRIDGE_TRY(s->use_context(context));
   glfw.window_hint(GLFW_CLIENT_API, GLFW_NO_API);
   glfw.window_hint(GLFW_RESIZABLE, GLFW_TRUE);
   s->handle = glfw.create_window(static_cast<int>(width), static_cast<int>(height), title.c_str(), nullptr, nullptr);
   if (s->handle == nullptr) return error(errc::unsupported, "glfwCreateWindow", glfw.last_error("no window"));
-  if (const VkResult rc = glfw.create_window_surface(s->instance, s->handle, nullptr, &s->surface); rc != VK_SUCCESS)
-    return vk_error(rc, "glfwCreateWindowSurface", glfw.last_error("no surface"));
-
-  VkBool32 can_present = VK_FALSE;
-  if (const VkResult rc = sf.surface_support(s->physical_device, s->queue.family, s->surface, &can_present);
-      rc != VK_SUCCESS)
-    return vk_error(rc, "vkGetPhysicalDeviceSurfaceSupportKHR");
-  if (can_present != VK_TRUE)
-    return error(errc::unsupported, call,
-                 "the graphics queue family " + std::to_string(s->queue.family) + " cannot present to this window");
-
-  VkFormatProperties source{};
-  sf.format_properties(s->physical_device, VK_FORMAT_R8G8B8A8_UNORM, &source);
-  if ((source.optimalTilingFeatures & VK_FORMAT_FEATURE_BLIT_SRC_BIT) == 0)
-    return error(errc::unsupported, call, "R8G8B8A8_UNORM images cannot be blitted from on this device");
-  s->filter = (source.optimalTilingFeatures & VK_FORMAT_FEATURE_SAMPLED_IMAGE_FILTER_LINEAR_BIT) != 0
-                  ? VK_FILTER_LINEAR
-                  : VK_FILTER_NEAREST;
-  MEMBRIDGE_TRY(s->choose_format());
-
-  // MAILBOX shows the newest frame without tearing and without capping the frame rate at the
-  // display's; FIFO (always there) is vsync.
-  std::uint32_t mode_count = 0;
-  if (const VkResult rc = sf.present_modes(s->physical_device, s->surface, &mode_count, nullptr); rc != VK_SUCCESS)
-    return vk_error(rc, "vkGetPhysicalDeviceSurfacePresentModesKHR");
-  std::vector<VkPresentModeKHR> modes(mode_count);
-  if (const VkResult rc = sf.present_modes(s->physical_device, s->surface, &mode_count, modes.data()); rc != VK_SUCCESS)
-    return vk_error(rc, "vkGetPhysicalDeviceSurfacePresentModesKHR");
-  if (std::find(modes.begin(), modes.end(), VK_PRESENT_MODE_MAILBOX_KHR) != modes.end())
-    s->present_mode = VK_PRESENT_MODE_MAILBOX_KHR;
+  MEMBRIDGE_TRY(s->make_surface());
+  std::string relay_reason;  // why the rendering device does not present itself
+  if (choice == present_choice::relay) {
+    relay_reason = "MEMBRIDGE_WINDOW_PRESENT=relay";
+  } else if (result<void> direct = s->check_presentation(); !direct) {
+    if (choice == present_choice::direct) return direct.error();
+    relay_reason = brief(direct.error());
+  }
+  if (!relay_reason.empty())
+    MEMBRIDGE_TRY(start_relay(*s, system, context, frame_slots, choice == present_choice::relay, relay_reason));
 
   VkCommandPoolCreateInfo pool{};
   pool.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
@@ -350,7 +398,8 @@ std::string window::describe() const {
   if (s.format.format == VK_FORMAT_R8G8B8A8_UNORM) format = "R8G8B8A8_UNORM";
   return "swapchain " + std::to_string(s.extent.width) + "x" + std::to_string(s.extent.height) + " " + format + " " +
          (s.present_mode == VK_PRESENT_MODE_MAILBOX_KHR ? "MAILBOX" : "FIFO") + ", created " +
-         std::to_string(s.generation) + (s.generation == 1 ? " time" : " times") + " (resizes recreate it)";
+         std::to_string(s.generation) + (s.generation == 1 ? " time" : " times") + " (resizes recreate it)" +
+         relay_description(s);
 }
 
 result<std::optional<present_job>> window::begin_frame(std::uint32_t slot, VkImage source, std::uint32_t width,
@@ -389,15 +438,26 @@ result<std::optional<present_job>> window::begin_frame(std::uint32_t slot, VkIma
     return vk_error(rc, "vkAcquireNextImageKHR");
   }
 
+  if (s.relay) {
+    MEMBRIDGE_TRY_ASSIGN(const present_job job, relay_begin(s, slot, index, source, width, height));
+    return std::optional<present_job>{job};
+  }
   const VolkDeviceTable& vk = *s.vk;
   const VkCommandBuffer cmd = s.blits[slot];
-  const VkImage target = s.images[index];
   if (const VkResult r = vk.vkResetCommandBuffer(cmd, 0); r != VK_SUCCESS) return vk_error(r, "vkResetCommandBuffer");
   VkCommandBufferBeginInfo begin{};
   begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
   begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   if (const VkResult r = vk.vkBeginCommandBuffer(cmd, &begin); r != VK_SUCCESS)
     return vk_error(r, "vkBeginCommandBuffer");
+  record_present(s, cmd, slot, source, width, height, s.images[index]);
+  if (const VkResult r = vk.vkEndCommandBuffer(cmd); r != VK_SUCCESS) return vk_error(r, "vkEndCommandBuffer");
+  return std::optional<present_job>{present_job{s.acquired[slot], s.rendered[index], cmd, index}};
+}
+
+void record_present(window::state& s, VkCommandBuffer cmd, std::uint32_t slot, VkImage source, std::uint32_t width,
+                    std::uint32_t height, VkImage target) {
+  const VolkDeviceTable& vk = *s.vk;
   const VkImageSubresourceRange range{VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
   constexpr VkImageLayout dst_layout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
   // The acquire semaphore is waited at TRANSFER: the transition runs after the image is ours.
@@ -409,7 +469,7 @@ result<std::optional<present_job>> window::begin_frame(std::uint32_t slot, VkIma
   image_barrier(s, cmd, target, VK_ACCESS_TRANSFER_WRITE_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, dst_layout, dst_layout,
                 VK_PIPELINE_STAGE_TRANSFER_BIT);
   // The renderer's frame (splat or points) made its writes visible to transfer reads and left the
-  // image in TRANSFER_SRC_OPTIMAL (particle_renderer.hpp).
+  // image in TRANSFER_SRC_OPTIMAL (particle_renderer.hpp); so does the relay's upload.
   VkImageBlit blit{};
   blit.srcSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
   blit.srcOffsets[0] = {0, 0, 0};
@@ -421,20 +481,22 @@ result<std::optional<present_job>> window::begin_frame(std::uint32_t slot, VkIma
   vk.vkCmdBlitImage(cmd, source, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, target, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1,
                     &blit, s.filter);
   record_frame_end(s, cmd, slot, target);  // the overlay, the screenshot copy, then PRESENT_SRC
-  if (const VkResult r = vk.vkEndCommandBuffer(cmd); r != VK_SUCCESS) return vk_error(r, "vkEndCommandBuffer");
-  return std::optional<present_job>{present_job{s.acquired[slot], s.rendered[index], cmd, index}};
 }
 
 result<void> window::present(const present_job& job) {
   if (!state_) return error(errc::invalid_argument, "window::present", "empty window");
-  state& s = *state_;
+  if (state_->relay) return relay_present(*state_, job);
+  return queue_present(*state_, job.rendered, job.image_index);
+}
+
+result<void> queue_present(window::state& s, VkSemaphore rendered, std::uint32_t index) {
   VkPresentInfoKHR info{};
   info.sType = VK_STRUCTURE_TYPE_PRESENT_INFO_KHR;
   info.waitSemaphoreCount = 1;
-  info.pWaitSemaphores = &job.rendered;
+  info.pWaitSemaphores = &rendered;
   info.swapchainCount = 1;
   info.pSwapchains = &s.swapchain;
-  info.pImageIndices = &job.image_index;
+  info.pImageIndices = &index;
   const VkResult rc = s.vk->vkQueuePresentKHR(s.queue.queue, &info);
   if (rc == VK_ERROR_OUT_OF_DATE_KHR || rc == VK_SUBOPTIMAL_KHR) {
     s.out_of_date = true;

@@ -58,13 +58,6 @@ void record_overlay(window::state& s, VkCommandBuffer cmd, std::uint32_t slot, V
   s.vk->vkCmdCopyBufferToImage(cmd, b.buffer, target, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
 }
 
-std::uint32_t host_memory_type(const window::state& s, std::uint32_t allowed) {
-  const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-  for (std::uint32_t i = 0; i < s.memory_types.memoryTypeCount; ++i)
-    if ((allowed & (1u << i)) != 0 && (s.memory_types.memoryTypes[i].propertyFlags & want) == want) return i;
-  return UINT32_MAX;
-}
-
 }  // namespace
 
 void image_barrier(const window::state& s, VkCommandBuffer cmd, VkImage image, VkAccessFlags src, VkAccessFlags dst,
@@ -82,41 +75,48 @@ void image_barrier(const window::state& s, VkCommandBuffer cmd, VkImage image, V
   s.vk->vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, stages, 0, 1, &m, 0, nullptr, 1, &b);
 }
 
-result<host_buffer> make_host_buffer(const window::state& s, VkDeviceSize size, VkBufferUsageFlags usage,
+std::uint32_t memory_type(const device_side& d, std::uint32_t allowed, VkMemoryPropertyFlags want) {
+  for (std::uint32_t i = 0; i < d.memory_types.memoryTypeCount; ++i)
+    if ((allowed & (1u << i)) != 0 && (d.memory_types.memoryTypes[i].propertyFlags & want) == want) return i;
+  return UINT32_MAX;
+}
+
+result<host_buffer> make_host_buffer(const device_side& d, VkDeviceSize size, VkBufferUsageFlags usage,
                                      const char* what) {
-  const VolkDeviceTable& vk = *s.vk;
+  const VolkDeviceTable& vk = *d.vk;
   host_buffer b;
   VkBufferCreateInfo info{};
   info.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
   info.size = size;
   info.usage = usage;
   info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-  if (const VkResult rc = vk.vkCreateBuffer(s.device, &info, nullptr, &b.buffer); rc != VK_SUCCESS)
+  if (const VkResult rc = vk.vkCreateBuffer(d.device, &info, nullptr, &b.buffer); rc != VK_SUCCESS)
     return vk_error(rc, "vkCreateBuffer", what);
   VkMemoryRequirements req{};
-  vk.vkGetBufferMemoryRequirements(s.device, b.buffer, &req);
+  vk.vkGetBufferMemoryRequirements(d.device, b.buffer, &req);
   VkMemoryAllocateInfo alloc{};
   alloc.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
   alloc.allocationSize = req.size;
-  alloc.memoryTypeIndex = host_memory_type(s, req.memoryTypeBits);
+  alloc.memoryTypeIndex = memory_type(
+      d, req.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
   if (alloc.memoryTypeIndex == UINT32_MAX) {
-    destroy_host_buffer(s, b);
+    destroy_host_buffer(d, b);
     return error(errc::unsupported, "window", std::string("no host-visible, coherent memory for ") + what);
   }
-  VkResult rc = vk.vkAllocateMemory(s.device, &alloc, nullptr, &b.memory);
-  if (rc == VK_SUCCESS) rc = vk.vkBindBufferMemory(s.device, b.buffer, b.memory, 0);
-  if (rc == VK_SUCCESS) rc = vk.vkMapMemory(s.device, b.memory, 0, VK_WHOLE_SIZE, 0, &b.mapped);
+  VkResult rc = vk.vkAllocateMemory(d.device, &alloc, nullptr, &b.memory);
+  if (rc == VK_SUCCESS) rc = vk.vkBindBufferMemory(d.device, b.buffer, b.memory, 0);
+  if (rc == VK_SUCCESS) rc = vk.vkMapMemory(d.device, b.memory, 0, VK_WHOLE_SIZE, 0, &b.mapped);
   if (rc != VK_SUCCESS) {
-    destroy_host_buffer(s, b);
+    destroy_host_buffer(d, b);
     return vk_error(rc, "vkAllocateMemory/vkBindBufferMemory/vkMapMemory", what);
   }
   b.size = size;
   return b;
 }
 
-void destroy_host_buffer(const window::state& s, host_buffer& b) noexcept {
-  if (b.buffer != VK_NULL_HANDLE) s.vk->vkDestroyBuffer(s.device, b.buffer, nullptr);
-  if (b.memory != VK_NULL_HANDLE) s.vk->vkFreeMemory(s.device, b.memory, nullptr);  // unmaps
+void destroy_host_buffer(const device_side& d, host_buffer& b) noexcept {
+  if (b.buffer != VK_NULL_HANDLE) d.vk->vkDestroyBuffer(d.device, b.buffer, nullptr);
+  if (b.memory != VK_NULL_HANDLE) d.vk->vkFreeMemory(d.device, b.memory, nullptr);  // unmaps
   b = host_buffer{};
 }
 
@@ -124,7 +124,7 @@ result<void> make_overlay_buffers(window::state& s) {
   const VkDeviceSize bytes = VkDeviceSize{overlay_max_width} * overlay_max_height * 4;
   for (std::size_t i = 0; i < s.blits.size(); ++i) {
     MEMBRIDGE_TRY_ASSIGN(host_buffer b,
-                         make_host_buffer(s, bytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT, "the overlay panel"));
+                         make_host_buffer(s.side(), bytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT, "the overlay panel"));
     s.panel_buffers.push_back(b);
     s.panel_buffer_versions.push_back(0);
   }
@@ -132,10 +132,10 @@ result<void> make_overlay_buffers(window::state& s) {
 }
 
 result<void> make_capture_buffer(window::state& s) {
-  destroy_host_buffer(s, s.capture);
+  destroy_host_buffer(s.side(), s.capture);
   s.captured = {0, 0};
   if (!s.screenshots || s.extent.width == 0 || s.extent.height == 0) return membridge::ok();
-  MEMBRIDGE_TRY_ASSIGN(s.capture, make_host_buffer(s, VkDeviceSize{s.extent.width} * s.extent.height * 4,
+  MEMBRIDGE_TRY_ASSIGN(s.capture, make_host_buffer(s.side(), VkDeviceSize{s.extent.width} * s.extent.height * 4,
                                                    VK_BUFFER_USAGE_TRANSFER_DST_BIT, "the screenshot"));
   return membridge::ok();
 }

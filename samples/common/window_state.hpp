@@ -43,6 +43,14 @@ struct surface_api {
   PFN_vkGetPhysicalDeviceFormatProperties format_properties{};
 };
 
+/// One device's handles a window's buffers and images are made on: the presenting device's, or
+/// with a relay also the rendering device's. Ownership: borrowed from a device_context.
+struct device_side {
+  VkDevice device = VK_NULL_HANDLE;
+  const VolkDeviceTable* vk = nullptr;
+  VkPhysicalDeviceMemoryProperties memory_types{};
+};
+
 /// A host-visible, host-coherent buffer, mapped for its whole life.
 struct host_buffer {
   VkBuffer buffer = VK_NULL_HANDLE;
@@ -50,6 +58,8 @@ struct host_buffer {
   void* mapped = nullptr;
   VkDeviceSize size = 0;
 };
+
+struct window_relay;  // window_relay.hpp: presenting through another device
 
 struct window::state {
   const window_system::functions* glfw = nullptr;
@@ -86,6 +96,9 @@ struct window::state {
   bool screenshots = false;
   host_buffer capture;
   VkExtent2D captured{0, 0};  ///< The size of the image in `capture` (0x0: none yet).
+  // Presenting through another device (window.hpp, "relay"): everything above is the presenting
+  // device's; the relay holds the rendering device's side. Null when the render device presents.
+  std::unique_ptr<window_relay> relay;
 
   state() = default;
   state(const state&) = delete;
@@ -98,6 +111,16 @@ struct window::state {
     glfw->get_framebuffer_size(handle, &w, &h);
     return {static_cast<std::uint32_t>(std::max(w, 0)), static_cast<std::uint32_t>(std::max(h, 0))};
   }
+  /// This window's presenting device.
+  [[nodiscard]] device_side side() const noexcept { return {device, vk, memory_types}; }
+  /// Takes the handles and instance functions of `context` (the presenting device from now on).
+  /// Errors: unsupported without VK_KHR_surface on the instance or VK_KHR_swapchain on the device.
+  membridge::result<void> use_context(const membridge::vulkan::device_context& context);
+  /// Makes `surface` for the GLFW window on `instance`. Errors: Vulkan errors.
+  membridge::result<void> make_surface();
+  /// Checks that the queue can present to `surface` and chooses the format, filter and present mode.
+  /// Errors: unsupported with the reason; Vulkan errors (VK_ERROR_UNKNOWN from NVIDIA under Xvfb).
+  membridge::result<void> check_presentation();
   membridge::result<void> choose_format();
   membridge::result<void> make_swapchain();
   void destroy_swapchain_objects() noexcept;
@@ -114,10 +137,18 @@ void image_barrier(const window::state& s, VkCommandBuffer cmd, VkImage image, V
                    VkImageLayout from, VkImageLayout to, VkPipelineStageFlags dst_stage);
 /// Makes a host-visible, coherent, mapped buffer of `size` bytes for `usage`.
 /// Errors: unsupported when no memory type fits; Vulkan errors.
-[[nodiscard]] membridge::result<host_buffer> make_host_buffer(const window::state& s, VkDeviceSize size,
+[[nodiscard]] membridge::result<host_buffer> make_host_buffer(const device_side& d, VkDeviceSize size,
                                                               VkBufferUsageFlags usage, const char* what);
 /// Destroys `b` (nothing in flight may use it) and empties it.
-void destroy_host_buffer(const window::state& s, host_buffer& b) noexcept;
+void destroy_host_buffer(const device_side& d, host_buffer& b) noexcept;
+/// The index of a memory type among `allowed` with all of `want`, or UINT32_MAX.
+[[nodiscard]] std::uint32_t memory_type(const device_side& d, std::uint32_t allowed, VkMemoryPropertyFlags want);
+/// Records, into `cmd` (begun), the frame on the presenting side: the swapchain image `target` cleared,
+/// `source` (width x height, TRANSFER_SRC_OPTIMAL) blitted into it scaled to fit, then record_frame_end().
+void record_present(window::state& s, VkCommandBuffer cmd, std::uint32_t slot, VkImage source, std::uint32_t width,
+                    std::uint32_t height, VkImage target);
+/// Presents swapchain image `index` on the presenting queue once `rendered` is signalled.
+[[nodiscard]] membridge::result<void> queue_present(window::state& s, VkSemaphore rendered, std::uint32_t index);
 /// Makes the overlay's upload buffers (one per frame slot).
 [[nodiscard]] membridge::result<void> make_overlay_buffers(window::state& s);
 /// (Re)makes the screenshot read-back buffer for the swapchain's extent (device idle).

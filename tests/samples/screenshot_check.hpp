@@ -15,6 +15,9 @@
 
 namespace membridge::testing {
 
+/// The first screenshot row below the overlay panel: the scene is counted (and compared) from here.
+inline constexpr std::uint32_t screenshot_scene_top = 96;
+
 /// What check_screenshot() counted.
 struct screenshot_counts {
   std::uint32_t width = 0;          ///< The screenshot's size.
@@ -47,7 +50,7 @@ inline screenshot_counts check_screenshot(const std::filesystem::path& png, std:
       c.panel_background += p == apps::overlay_background ? 1U : 0U;
       c.panel_text += p == apps::overlay_text_colour ? 1U : 0U;
     }
-  constexpr std::uint32_t scene_top = 96;
+  constexpr std::uint32_t scene_top = screenshot_scene_top;
   if (image->height > scene_top) {
     const std::size_t first = std::size_t{scene_top} * image->width * 4;
     const std::span<const std::uint8_t> below(image->pixels.data() + first, image->pixels.size() - first);

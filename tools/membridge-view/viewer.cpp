@@ -308,9 +308,8 @@ class viewer {
     if (!looped) return looped;
     if (!settled) return settled;
     if (!written) return written;
-    if (o_.validation && context_.validation_message_count() > 0)
-      return error(errc::internal, "Vulkan validation",
-                   std::to_string(context_.validation_message_count()) + " validation message(s) (printed above)");
+    if (const std::uint64_t count = apps::validation_messages(context_, windows_); o_.validation && count > 0)
+      return error(errc::internal, "Vulkan validation", std::to_string(count) + " validation message(s) (printed above)");
     if (drawn_ == 0) return error(errc::timeout, "membridge-view", "no frame was drawn");
     if (o_.frames > 0 && drawn_ < o_.frames && !interrupted_ && !window_closed_)
       return error(errc::timeout, "membridge-view",
