@@ -5,6 +5,7 @@
 // on another GPU than its --render-device. Not run on one GPU; MEMBRIDGE_REQUIRE_GPUS=2 makes that a
 // failure.
 #include "demo_process.hpp"
+#include "ipc_sample_process.hpp"
 #include "png_writer.hpp"
 #include "test_environment.hpp"
 
@@ -12,30 +13,13 @@
 
 #include <gtest/gtest.h>
 
-#include <stdlib.h>  // mkdtemp
-
 #include <cstdio>
 #include <filesystem>
 #include <string>
-#include <system_error>
 #include <vector>
 
 namespace particles::testing {
 namespace {
-
-using namespace std::chrono_literals;
-
-/// The build tree's binary, or the one beside this test (the GPU bundle puts them in one folder).
-std::filesystem::path sample_binary(const std::filesystem::path& built, const char* name) {
-  std::error_code ec;
-  if (std::filesystem::exists(built, ec)) return built;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec && std::filesystem::exists(self.parent_path() / name, ec)) return self.parent_path() / name;
-  return built;
-}
-
-std::filesystem::path producer_binary() { return sample_binary(MEMBRIDGE_IPC_PRODUCER_BINARY, "membridge_ipc_producer"); }
-std::filesystem::path viewer_binary() { return sample_binary(MEMBRIDGE_IPC_VIEWER_BINARY, "membridge_ipc_viewer"); }
 
 /// Loads the CUDA driver before the first test: the descriptors it keeps for the life of the process
 /// (/dev/nvidia*, its eventfd and pipes) belong to no test, so the fd-leak listener must not see them
@@ -57,66 +41,6 @@ class cuda_driver_loaded : public ::testing::Environment {
       GTEST_SKIP() << "not run: needs two GPUs (" << gpus << " here)";                              \
     }                                                                                                \
   } while (false)
-
-/// A private XDG_RUNTIME_DIR for the socket (mode 0700, as ipc wants), removed by the destructor.
-class runtime_dir {
- public:
-  runtime_dir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "membridge-ipc-sample-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) != nullptr) path_ = pattern;
-  }
-  runtime_dir(const runtime_dir&) = delete;
-  runtime_dir& operator=(const runtime_dir&) = delete;
-  ~runtime_dir() {
-    std::error_code ec;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
-  }
-  [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
-
-/// Runs the producer (PRODUCER_ARGS) in the background until the viewer (VIEWER_ARGS) is done, then
-/// stops it with SIGTERM. Prints the producer's log after "=== producer", and exits with the viewer's
-/// status, or 20 + the producer's when only that failed (0 and 143 are a clean stop).
-constexpr const char* both_script = R"sh(
-producer=$1 viewer=$2 name=$3 log=$4
-read -r -a producer_args <<< "$5"
-read -r -a viewer_args <<< "$6"
-"$producer" --name "$name" "${producer_args[@]}" > "$log" 2>&1 &
-p=$!
-for _ in $(seq 150); do
-  [ -S "$XDG_RUNTIME_DIR/membridge/$name.sock" ] && break
-  kill -0 $p 2>/dev/null || break
-  sleep 0.1
-done
-"$viewer" --name "$name" "${viewer_args[@]}"
-v=$?
-kill -TERM $p 2>/dev/null
-wait $p
-pr=$?
-echo "=== producer (exit $pr)"
-cat "$log"
-[ $v -ne 0 ] && exit $v
-[ $pr -ne 0 ] && [ $pr -ne 143 ] && exit $((20 + pr))
-exit 0
-)sh";
-
-process_result run_both(const std::string& label, const std::string& producer_args, const std::string& viewer_args) {
-  const runtime_dir xdg;
-  EXPECT_FALSE(xdg.path().empty()) << "mkdtemp failed";
-  const auto log = output_dir() / (label + ".producer.log");
-  auto r = run_process({"bash", "-c", both_script, "bash", producer_binary().string(), viewer_binary().string(),
-                        "ipc-test-" + label, log.string(), producer_args, viewer_args},
-                       label, 120s, {}, {"XDG_RUNTIME_DIR=" + xdg.path().string()});
-  EXPECT_TRUE(r) << r.error().message();
-  return r ? *r : process_result{};
-}
-
-std::string describe(const process_result& r) {
-  return "exit status " + std::to_string(r.exit_status) + "\n--- stdout\n" + r.out + "--- stderr\n" + r.err;
-}
 
 TEST(ipc_sample_gpu, producer_on_gpu_1_publishing_on_gpu_0_is_drawn_by_a_viewer_on_gpu_0) {
   SKIP_UNLESS_TWO_GPUS();
