@@ -1,5 +1,6 @@
 #include "modes.hpp"
 
+#include "particle_sim_cuda.hpp"
 #include "stats.hpp"
 
 #include <membridge/sync/frame_timeline.hpp>
@@ -7,7 +8,9 @@
 #include <volk.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <exception>
 #include <functional>
@@ -15,6 +18,7 @@
 #include <span>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <utility>
 
 namespace membridge::bench::frame_loop {
@@ -186,6 +190,51 @@ class empty_commands {
   VkCommandBuffer commands_ = VK_NULL_HANDLE;
 };
 
+/// A fence per slot for submits made outside the renderer (drain() waits for the renderer's fences
+/// only): the destructor waits (at most wait_timeout) for every fence submitted since its last reset,
+/// so no such submit is pending when what it uses goes away.
+class slot_fences {
+ public:
+  explicit slot_fences(const session& s) : s_(&s) {
+    try {
+      for (VkFence& fence : fences_) {
+        const VkFenceCreateInfo info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+        MEMBRIDGE_FRAME_LOOP_VK(s.context.functions().vkCreateFence(s.context.device(), &info, nullptr, &fence));
+      }
+    } catch (...) {
+      destroy();
+      throw;
+    }
+  }
+  slot_fences(const slot_fences&) = delete;
+  slot_fences& operator=(const slot_fences&) = delete;
+  ~slot_fences() {
+    const VolkDeviceTable& vk = s_->context.functions();
+    const auto ns = static_cast<std::uint64_t>(std::chrono::nanoseconds(wait_timeout).count());
+    for (std::uint32_t slot = 0; slot < ring_slots; ++slot)
+      if (pending_[slot]) (void)vk.vkWaitForFences(s_->context.device(), 1, &fences_[slot], VK_TRUE, ns);
+    destroy();
+  }
+  [[nodiscard]] VkFence get(std::uint32_t slot) const noexcept { return fences_[slot]; }
+  /// Makes the fence of `slot` unsignalled again (its last submit must have completed).
+  void reset(std::uint32_t slot) {
+    MEMBRIDGE_FRAME_LOOP_VK(s_->context.functions().vkResetFences(s_->context.device(), 1, &fences_[slot]));
+    pending_[slot] = false;
+  }
+  /// Says that a submit signalling the fence of `slot` was made.
+  void submitted(std::uint32_t slot) noexcept { pending_[slot] = true; }
+
+ private:
+  void destroy() noexcept {
+    for (VkFence& fence : fences_)
+      if (fence != VK_NULL_HANDLE) s_->context.functions().vkDestroyFence(s_->context.device(), fence, nullptr);
+  }
+
+  const session* s_;
+  std::array<VkFence, ring_slots> fences_{};
+  std::array<bool, ring_slots> pending_{};
+};
+
 double measure_sim_ms(session& s, const scene& sc, int steps) {
   const cudaStream_t stream = s.stream.get();
   const cuda_event start;
@@ -250,22 +299,30 @@ double measure_round_trip_ms(session& s) {
   return ms_between(t.consumed_at[round_trip_warmup - 1], t.consumed_at[total - 1]) / round_trip_iterations;
 }
 
-}  // namespace
+/// One frame's work in the pipelined loop, between the same handoffs whatever it is.
+struct frame_work {
+  /// Enqueues frame `frame`'s CUDA work on the session's stream (after cuda_acquire, before cuda_release).
+  std::function<void(std::uint64_t frame)> sim;
+  /// The fence the draw of `slot` signals (the render thread waits for it before the slot's next frame).
+  std::function<VkFence(std::uint32_t slot)> fence;
+  /// Records and submits frame `frame`'s draw of `slot`: waits for timeline.wait_info(frame), signals
+  /// timeline.signal_info(frame) and fence(slot).
+  std::function<void(std::uint64_t frame, std::uint32_t slot)> draw;
+};
 
-mode_run run_pipelined(session& s, const scene& sc, const loop_config& cfg) {
-  reset_particles(s, sc);
-  const auto timeline = value_or_fail(sync::frame_timeline::create(s.context, s.device, {.slots = ring_slots}),
-                                      "frame_timeline::create");
+/// The pipelined loop (run_pipelined's description) with `work` as each frame's sim and draw, on
+/// `timeline` (ring_slots slots); drains the session's stream and renderer before it returns.
+mode_run pipelined_frames(session& s, const sync::frame_timeline& timeline, const loop_config& cfg,
+                          const frame_work& work, std::string_view what) {
   const std::uint64_t frames = cfg.total();
   const cudaStream_t stream = s.stream.get();
-  const auto count = static_cast<std::uint32_t>(sc.count);
   std::vector<cuda_event> sim_done(frames);
 
   const auto produce = [&](std::uint64_t n) -> std::uint64_t {
     // cuda_acquire enqueues a wait on Vulkan's `consumed` from frame slots() on (the slot's last reader).
     const std::uint64_t waits = n >= timeline.slots() ? 1 : 0;
     ok_or_fail(timeline.cuda_acquire(stream, n), "frame_timeline::cuda_acquire");
-    enqueue_sim(s, sc, n, cfg.steps, stream);
+    work.sim(n);
     ok_or_fail(timeline.cuda_release(stream, n), "frame_timeline::cuda_release");
     MEMBRIDGE_FRAME_LOOP_CUDA(cudaEventRecord(sim_done[n].get(), stream));
     return waits;
@@ -274,25 +331,18 @@ mode_run run_pipelined(session& s, const scene& sc, const loop_config& cfg) {
     const std::uint32_t slot = scene::slot_of(n);
     render_step step;
     if (n >= ring_slots) {
-      // record() would wait for the slot's previous frame (n - ring_slots); wait here first so the
+      // The draw would wait for the slot's previous frame (n - ring_slots); wait here first so the
       // CPU time of this throttling wait is known apart from recording and submitting.
       const double start = thread_cpu_ns();
-      wait_fence(s, s.renderer.fence(slot), "the draw of the slot's previous frame");
+      wait_fence(s, work.fence(slot), "the draw of the slot's previous frame");
       step.wait_cpu_ns = thread_cpu_ns() - start;
     }
-    (void)value_or_fail(s.renderer.record(slot, sc.vk_buffer, sc.slot_offset(slot), count, s.view_proj),
-                        "particle_renderer::record");
-    const sync::semaphore_op produced = timeline.wait_info(n);
-    const sync::semaphore_op consumed = timeline.signal_info(n);
-    const particles::semaphore_wait waits[] = {
-        {produced.semaphore, produced.value, s.renderer.particle_stages()}};
-    const particles::semaphore_signal signals[] = {{consumed.semaphore, consumed.value}};
-    ok_or_fail(s.renderer.submit(slot, {waits, signals, {}}), "particle_renderer::submit");
+    work.draw(n, slot);
     step.vulkan_waits = 1;
     return step;
   };
   const loop_trace t = run_timeline_loop(s, timeline, frames, cfg.warmup, produce, render);
-  drain(s, "the pipelined frames");
+  drain(s, what);
 
   mode_run out;
   for (std::uint64_t n = std::max<std::uint64_t>(cfg.warmup, 1); n < frames; ++n) {
@@ -307,6 +357,65 @@ mode_run run_pipelined(session& s, const scene& sc, const loop_config& cfg) {
   out.vulkan_waits = t.vulkan_waits;
   out.measured_frames = cfg.frames;
   return out;
+}
+
+/// The handoff floor (floor_parts::handoff_floor_ms): pipelined_frames with the least work that still
+/// runs a kernel and submits to the queue. Returns {mean, median} frame interval.
+std::pair<double, double> measure_handoff_floor_ms(session& s, const scene& sc) {
+  // Declared first: destroyed after the fences below waited for every submit that uses it.
+  const auto timeline = value_or_fail(sync::frame_timeline::create(s.context, s.device, {.slots = ring_slots}),
+                                      "frame_timeline::create (handoff floor)");
+  const empty_commands commands(s);
+  slot_fences fences(s);
+  const cudaStream_t stream = s.stream.get();
+  const VkQueue queue = s.queue();
+  const frame_work work{
+      .sim =
+          [&](std::uint64_t n) {
+            MEMBRIDGE_FRAME_LOOP_CUDA(particles::step_cuda(sc.slot_data(scene::slot_of(n)), 1, s.params, 1, stream));
+          },
+      .fence = [&](std::uint32_t slot) { return fences.get(slot); },
+      .draw =
+          [&](std::uint64_t n, std::uint32_t slot) {
+            fences.reset(slot);
+            ok_or_fail(timeline.submit(queue, std::span<const VkCommandBuffer>(&commands.get(), 1), n,
+                                       s.renderer.particle_stages(), fences.get(slot)),
+                       "frame_timeline::submit (handoff floor)");
+            fences.submitted(slot);
+          },
+  };
+  const mode_run run =
+      pipelined_frames(s, timeline, {handoff_floor_warmup, handoff_floor_frames, 1}, work, "the handoff floor frames");
+  double sum = 0.0;
+  for (const double ms : run.frame_ms) sum += ms;
+  const double mean = run.frame_ms.empty() ? std::nan("") : sum / static_cast<double>(run.frame_ms.size());
+  return {mean, median(run.frame_ms)};
+}
+
+}  // namespace
+
+mode_run run_pipelined(session& s, const scene& sc, const loop_config& cfg) {
+  reset_particles(s, sc);
+  const auto timeline = value_or_fail(sync::frame_timeline::create(s.context, s.device, {.slots = ring_slots}),
+                                      "frame_timeline::create");
+  const cudaStream_t stream = s.stream.get();
+  const auto count = static_cast<std::uint32_t>(sc.count);
+  const frame_work work{
+      .sim = [&](std::uint64_t n) { enqueue_sim(s, sc, n, cfg.steps, stream); },
+      .fence = [&](std::uint32_t slot) { return s.renderer.fence(slot); },
+      .draw =
+          [&](std::uint64_t n, std::uint32_t slot) {
+            (void)value_or_fail(s.renderer.record(slot, sc.vk_buffer, sc.slot_offset(slot), count, s.view_proj),
+                                "particle_renderer::record");
+            const sync::semaphore_op produced = timeline.wait_info(n);
+            const sync::semaphore_op consumed = timeline.signal_info(n);
+            const particles::semaphore_wait waits[] = {
+                {produced.semaphore, produced.value, s.renderer.particle_stages()}};
+            const particles::semaphore_signal signals[] = {{consumed.semaphore, consumed.value}};
+            ok_or_fail(s.renderer.submit(slot, {waits, signals, {}}), "particle_renderer::submit");
+          },
+  };
+  return pipelined_frames(s, timeline, cfg, work, "the pipelined frames");
 }
 
 namespace {
@@ -380,6 +489,7 @@ floor_parts measure_floor(session& s, const scene& sc, int steps) {
   out.sim_ms = measure_sim_ms(s, sc, steps);
   out.draw_ms = measure_draw_ms(s, sc);
   out.round_trip_ms = measure_round_trip_ms(s);
+  std::tie(out.handoff_floor_ms, out.handoff_floor_median_ms) = measure_handoff_floor_ms(s, sc);
   return out;
 }
 
