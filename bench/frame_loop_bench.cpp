@@ -315,7 +315,8 @@ config_result run_config(session& s, const scene& sc, int steps, const options& 
     std::cerr << "[frame_loop] " << what << ", " << round_text << ": floor " << bench::fixed(rr.floor.total(), 3)
               << " ms (sim " << bench::fixed(rr.floor.sim_ms, 3) << ", draw " << bench::fixed(rr.floor.draw_ms, 3)
               << ", round trip " << bench::fixed(rr.floor.round_trip_ms, 3) << "); handoff floor "
-              << bench::fixed(rr.floor.handoff_floor_ms, 3) << " ms\n";
+              << bench::fixed(rr.floor.handoff_floor_ms, 3) << " ms (raw driver calls "
+              << bench::fixed(rr.floor.handoff_floor_raw_ms, 3) << ")\n";
     r.rounds.push_back(std::move(rr));
   }
   return r;
@@ -341,8 +342,8 @@ void print_header(const session& s, const options& opts) {
             << "Handoff floor: the pipelined loop (same threads, slots and frame_timeline calls) with no work, the "
             << "sim one kernel\nof one particle and the draw an empty command buffer, " << handoff_floor_frames
             << " frames after " << handoff_floor_warmup << " warm-up (mean interval between `consumed` signals): "
-            << "what the driver\ncosts per pipelined handoff. Handoff over floor = (pipelined - sim - draw) / "
-            << "handoff floor.\n\n";
+            << "what the driver\ncosts per pipelined handoff; again with raw driver calls instead of membridge's "
+            << "on the same semaphores.\nHandoff over floor = (pipelined - sim - draw) / handoff floor.\n\n";
 }
 
 /// What the viewed part measured (absent when it did not run).

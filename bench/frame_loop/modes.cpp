@@ -3,6 +3,7 @@
 #include "particle_sim_cuda.hpp"
 #include "stats.hpp"
 
+#include <membridge/cuda/driver.hpp>
 #include <membridge/sync/frame_timeline.hpp>
 
 #include <volk.h>
@@ -299,6 +300,65 @@ double measure_round_trip_ms(session& s) {
   return ms_between(t.consumed_at[round_trip_warmup - 1], t.consumed_at[total - 1]) / round_trip_iterations;
 }
 
+/// Whose calls hand each frame over in the pipelined loop.
+enum class handoff_calls : std::uint8_t {
+  membridge,  ///< frame_timeline's cuda_acquire, cuda_release (and submit, in the floor's draw).
+  raw,        ///< The same driver calls made directly on the timeline's semaphores (raw_cuda_acquire...).
+};
+
+/// Throws bench_failure naming `call` unless `rc` is CUDA_SUCCESS.
+void check_cu(const session& s, CUresult rc, std::string_view call) {
+  if (rc != CUDA_SUCCESS) throw bench_failure(std::string(call) + " failed: " + s.device.get_driver().error_name(rc));
+}
+
+/// frame_timeline::cuda_acquire(stream, frame) without membridge: cuWaitExternalSemaphoresAsync on
+/// the timeline's CUDA import of `consumed` through the driver table (no context check), from frame
+/// slots() on. The calling thread's current context must be the session's (cudaSetDevice).
+void raw_cuda_acquire(const session& s, const sync::frame_timeline& t, CUstream stream, std::uint64_t frame) {
+  if (frame < t.slots()) return;
+  const CUexternalSemaphore consumed = t.cuda_consumed().native();
+  CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS params{};
+  params.params.fence.value = sync::frame_timeline::consumed_value(frame - t.slots());
+  check_cu(s, s.device.get_driver().api().cuWaitExternalSemaphoresAsync(&consumed, &params, 1, stream),
+           "cuWaitExternalSemaphoresAsync (raw handoff floor)");
+}
+
+/// frame_timeline::cuda_release(stream, frame) without membridge: cuSignalExternalSemaphoresAsync on
+/// the CUDA import of `produced`.
+void raw_cuda_release(const session& s, const sync::frame_timeline& t, CUstream stream, std::uint64_t frame) {
+  const CUexternalSemaphore produced = t.cuda_produced().native();
+  CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS params{};
+  params.params.fence.value = sync::frame_timeline::produced_value(frame);
+  check_cu(s, s.device.get_driver().api().cuSignalExternalSemaphoresAsync(&produced, &params, 1, stream),
+           "cuSignalExternalSemaphoresAsync (raw handoff floor)");
+}
+
+/// frame_timeline::submit without membridge: one vkQueueSubmit of `commands` on the session's queue
+/// waiting for `produced` at `stage` and signalling `consumed` (VkTimelineSemaphoreSubmitInfo) and `fence`.
+void raw_submit(const session& s, const sync::frame_timeline& t, const VkCommandBuffer& commands,
+                std::uint64_t frame, VkPipelineStageFlags stage, VkFence fence) {
+  const VkSemaphore produced = t.produced().get();
+  const VkSemaphore consumed = t.consumed().get();
+  const std::uint64_t produced_value = sync::frame_timeline::produced_value(frame);
+  const std::uint64_t consumed_value = sync::frame_timeline::consumed_value(frame);
+  const VkTimelineSemaphoreSubmitInfo values{.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                                             .pNext = nullptr,
+                                             .waitSemaphoreValueCount = 1,
+                                             .pWaitSemaphoreValues = &produced_value,
+                                             .signalSemaphoreValueCount = 1,
+                                             .pSignalSemaphoreValues = &consumed_value};
+  const VkSubmitInfo info{.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                          .pNext = &values,
+                          .waitSemaphoreCount = 1,
+                          .pWaitSemaphores = &produced,
+                          .pWaitDstStageMask = &stage,
+                          .commandBufferCount = 1,
+                          .pCommandBuffers = &commands,
+                          .signalSemaphoreCount = 1,
+                          .pSignalSemaphores = &consumed};
+  MEMBRIDGE_FRAME_LOOP_VK(s.context.functions().vkQueueSubmit(s.queue(), 1, &info, fence));
+}
+
 /// One frame's work in the pipelined loop, between the same handoffs whatever it is.
 struct frame_work {
   /// Enqueues frame `frame`'s CUDA work on the session's stream (after cuda_acquire, before cuda_release).
@@ -311,9 +371,10 @@ struct frame_work {
 };
 
 /// The pipelined loop (run_pipelined's description) with `work` as each frame's sim and draw, on
-/// `timeline` (ring_slots slots); drains the session's stream and renderer before it returns.
+/// `timeline` (ring_slots slots), the producer's handoffs made by `calls`; drains the session's
+/// stream and renderer before it returns.
 mode_run pipelined_frames(session& s, const sync::frame_timeline& timeline, const loop_config& cfg,
-                          const frame_work& work, std::string_view what) {
+                          const frame_work& work, handoff_calls calls, std::string_view what) {
   const std::uint64_t frames = cfg.total();
   const cudaStream_t stream = s.stream.get();
   std::vector<cuda_event> sim_done(frames);
@@ -321,9 +382,15 @@ mode_run pipelined_frames(session& s, const sync::frame_timeline& timeline, cons
   const auto produce = [&](std::uint64_t n) -> std::uint64_t {
     // cuda_acquire enqueues a wait on Vulkan's `consumed` from frame slots() on (the slot's last reader).
     const std::uint64_t waits = n >= timeline.slots() ? 1 : 0;
-    ok_or_fail(timeline.cuda_acquire(stream, n), "frame_timeline::cuda_acquire");
+    if (calls == handoff_calls::raw)
+      raw_cuda_acquire(s, timeline, stream, n);
+    else
+      ok_or_fail(timeline.cuda_acquire(stream, n), "frame_timeline::cuda_acquire");
     work.sim(n);
-    ok_or_fail(timeline.cuda_release(stream, n), "frame_timeline::cuda_release");
+    if (calls == handoff_calls::raw)
+      raw_cuda_release(s, timeline, stream, n);
+    else
+      ok_or_fail(timeline.cuda_release(stream, n), "frame_timeline::cuda_release");
     MEMBRIDGE_FRAME_LOOP_CUDA(cudaEventRecord(sim_done[n].get(), stream));
     return waits;
   };
@@ -359,9 +426,10 @@ mode_run pipelined_frames(session& s, const sync::frame_timeline& timeline, cons
   return out;
 }
 
-/// The handoff floor (floor_parts::handoff_floor_ms): pipelined_frames with the least work that still
-/// runs a kernel and submits to the queue. Returns {mean, median} frame interval.
-std::pair<double, double> measure_handoff_floor_ms(session& s, const scene& sc) {
+/// The handoff floor (floor_parts::handoff_floor_ms, with `calls` raw: handoff_floor_raw_ms):
+/// pipelined_frames with the least work that still runs a kernel and submits to the queue. Returns
+/// {mean, median} frame interval.
+std::pair<double, double> measure_handoff_floor_ms(session& s, const scene& sc, handoff_calls calls) {
   // Declared first: destroyed after the fences below waited for every submit that uses it.
   const auto timeline = value_or_fail(sync::frame_timeline::create(s.context, s.device, {.slots = ring_slots}),
                                       "frame_timeline::create (handoff floor)");
@@ -378,14 +446,17 @@ std::pair<double, double> measure_handoff_floor_ms(session& s, const scene& sc) 
       .draw =
           [&](std::uint64_t n, std::uint32_t slot) {
             fences.reset(slot);
-            ok_or_fail(timeline.submit(queue, std::span<const VkCommandBuffer>(&commands.get(), 1), n,
-                                       s.renderer.particle_stages(), fences.get(slot)),
-                       "frame_timeline::submit (handoff floor)");
+            if (calls == handoff_calls::raw)
+              raw_submit(s, timeline, commands.get(), n, s.renderer.particle_stages(), fences.get(slot));
+            else
+              ok_or_fail(timeline.submit(queue, std::span<const VkCommandBuffer>(&commands.get(), 1), n,
+                                         s.renderer.particle_stages(), fences.get(slot)),
+                         "frame_timeline::submit (handoff floor)");
             fences.submitted(slot);
           },
   };
-  const mode_run run =
-      pipelined_frames(s, timeline, {handoff_floor_warmup, handoff_floor_frames, 1}, work, "the handoff floor frames");
+  const mode_run run = pipelined_frames(s, timeline, {handoff_floor_warmup, handoff_floor_frames, 1}, work, calls,
+                                       "the handoff floor frames");
   double sum = 0.0;
   for (const double ms : run.frame_ms) sum += ms;
   const double mean = run.frame_ms.empty() ? std::nan("") : sum / static_cast<double>(run.frame_ms.size());
@@ -415,7 +486,7 @@ mode_run run_pipelined(session& s, const scene& sc, const loop_config& cfg) {
             ok_or_fail(s.renderer.submit(slot, {waits, signals, {}}), "particle_renderer::submit");
           },
   };
-  return pipelined_frames(s, timeline, cfg, work, "the pipelined frames");
+  return pipelined_frames(s, timeline, cfg, work, handoff_calls::membridge, "the pipelined frames");
 }
 
 namespace {
@@ -489,7 +560,9 @@ floor_parts measure_floor(session& s, const scene& sc, int steps) {
   out.sim_ms = measure_sim_ms(s, sc, steps);
   out.draw_ms = measure_draw_ms(s, sc);
   out.round_trip_ms = measure_round_trip_ms(s);
-  std::tie(out.handoff_floor_ms, out.handoff_floor_median_ms) = measure_handoff_floor_ms(s, sc);
+  std::tie(out.handoff_floor_ms, out.handoff_floor_median_ms) =
+      measure_handoff_floor_ms(s, sc, handoff_calls::membridge);
+  out.handoff_floor_raw_ms = measure_handoff_floor_ms(s, sc, handoff_calls::raw).first;
   return out;
 }
 

@@ -77,6 +77,10 @@ struct floor_parts {
   /// what the driver costs per pipelined CUDA->Vulkan->CUDA handoff. Not part of total().
   double handoff_floor_ms = 0.0;
   double handoff_floor_median_ms = 0.0;  ///< The same loop's median frame interval.
+  /// The same loop (mean interval) with the handoffs made by raw driver calls on the same semaphores
+  /// instead of membridge's: cuWaitExternalSemaphoresAsync / cuSignalExternalSemaphoresAsync through the
+  /// driver table and vkQueueSubmit with VkTimelineSemaphoreSubmitInfo. Not part of total().
+  double handoff_floor_raw_ms = 0.0;
   /// sim + draw + round trip.
   [[nodiscard]] double total() const noexcept { return sim_ms + draw_ms + round_trip_ms; }
 };
