@@ -176,7 +176,7 @@ void print_config(std::ostream& out, const config_result& r, const config_summar
   frames.add_row({"  draw GPU (" + std::to_string(floor_frames) + " back to back)", fixed(s.draw_ms, 3)});
   frames.add_row({"  CUDA<->Vulkan round trip (no work, host waits)", fixed(s.round_trip_ms, 3)});
   frames.add_row({"handoff per drawn frame = pipelined - sim - draw", fixed(s.handoff_ms, 3)});
-  frames.add_row({"handoff floor (pipelined, no work: 1-particle kernel, empty submit)", fixed(s.handoff_floor_ms, 3),
+  frames.add_row({"handoff floor (pipelined, no work)", fixed(s.handoff_floor_ms, 3),
                   fixed(s.handoff_floor_median_ms, 3), "", range_text(s.round_handoff_floor_ms, 3),
                   fixed(1000.0 / s.handoff_floor_ms, 1)});
   frames.add_row({"  the same, raw driver calls (no membridge)", fixed(s.handoff_floor_raw_ms, 3), "", "",
