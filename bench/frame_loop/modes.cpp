@@ -159,8 +159,8 @@ std::vector<double> measured(const std::vector<double>& per_frame, std::uint64_t
   return out;
 }
 
-/// A command buffer with no commands, for the round trip (SIMULTANEOUS_USE: it is pending in several
-/// submits at once). Owns its pool.
+/// A command buffer with no commands, for the round trip and the handoff floor (SIMULTANEOUS_USE: it
+/// is pending in several submits at once). Owns its pool.
 class empty_commands {
  public:
   explicit empty_commands(const session& s) : s_(&s) {

@@ -85,7 +85,8 @@ struct floor_parts {
   [[nodiscard]] double total() const noexcept { return sim_ms + draw_ms + round_trip_ms; }
 };
 
-/// Measures the floor's parts for `steps` steps per frame on `sc` (leaves the particles stepped).
+/// Measures the floor's parts for `steps` steps per frame on `sc`, then the handoff floor and its raw
+/// driver call twin (leaves the particles stepped).
 [[nodiscard]] floor_parts measure_floor(session& s, const scene& sc, int steps);
 
 }  // namespace membridge::bench::frame_loop
