@@ -5,7 +5,8 @@
 // against the floor measured in the same run (sim GPU time + draw GPU time + one CUDA<->Vulkan
 // round trip: on one GPU the two APIs time-slice, they never overlap). Frame time median and p99,
 // host CPU per frame, semaphore waits per drawn frame; the final particles of every run are compared
-// bitwise and the last image must not be blank.
+// bitwise and the last image must not be blank. The handoff per drawn frame (pipelined - sim - draw)
+// is compared with the handoff floor: the pipelined loop with no work, measured each round.
 //
 // The viewed part (--parts viewed, frame_loop/viewed.hpp): the sim alone against the sim with a
 // viewer drawing the newest step at a paced 60 / 144 Hz, through a 3-slot mailbox; sim steps/s over
@@ -313,7 +314,9 @@ config_result run_config(session& s, const scene& sc, int steps, const options& 
     rr.floor = measure_floor(s, sc, steps);
     std::cerr << "[frame_loop] " << what << ", " << round_text << ": floor " << bench::fixed(rr.floor.total(), 3)
               << " ms (sim " << bench::fixed(rr.floor.sim_ms, 3) << ", draw " << bench::fixed(rr.floor.draw_ms, 3)
-              << ", round trip " << bench::fixed(rr.floor.round_trip_ms, 3) << ")\n";
+              << ", round trip " << bench::fixed(rr.floor.round_trip_ms, 3) << "); handoff floor "
+              << bench::fixed(rr.floor.handoff_floor_ms, 3) << " ms (raw driver calls "
+              << bench::fixed(rr.floor.handoff_floor_raw_ms, 3) << ")\n";
     r.rounds.push_back(std::move(rr));
   }
   return r;
@@ -335,7 +338,12 @@ void print_header(const session& s, const options& opts) {
             << "(the first rotates), " << opts.warmup << " warm-up + " << opts.frames << " measured frames each,\n"
             << "then the floor. Frame time: pipelined = interval between consecutive frames' `consumed` signals "
             << "(monitor thread,\nvkWaitSemaphores); naive and staging = wall time per loop iteration. Tables: "
-            << "median over rounds of each round's median / p99.\n\n";
+            << "median over rounds of each round's median / p99.\n"
+            << "Handoff floor: the pipelined loop (same threads, slots and frame_timeline calls) with no work, the "
+            << "sim one kernel\nof one particle and the draw an empty command buffer, " << handoff_floor_frames
+            << " frames after " << handoff_floor_warmup << " warm-up (mean interval between `consumed` signals): "
+            << "what the driver\ncosts per pipelined handoff; again with raw driver calls instead of membridge's "
+            << "on the same semaphores.\nHandoff over floor = (pipelined - sim - draw) / handoff floor.\n\n";
 }
 
 /// What the viewed part measured (absent when it did not run).
@@ -382,7 +390,9 @@ bench::json report_json(const session* s, const options& opts, const std::vector
                    {"floor_frames", floor_frames},
                    {"floor_repeats", floor_repeats},
                    {"round_trip_warmup", round_trip_warmup},
-                   {"round_trip_iterations", round_trip_iterations}};
+                   {"round_trip_iterations", round_trip_iterations},
+                   {"handoff_floor_warmup", handoff_floor_warmup},
+                   {"handoff_floor_frames", handoff_floor_frames}};
   bench::json configs = bench::json::array();
   bool any_goal = false;
   bool all_met = true;

@@ -1,13 +1,17 @@
 #include "modes.hpp"
 
+#include "particle_sim_cuda.hpp"
 #include "stats.hpp"
 
+#include <membridge/cuda/driver.hpp>
 #include <membridge/sync/frame_timeline.hpp>
 
 #include <volk.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <exception>
 #include <functional>
@@ -15,6 +19,7 @@
 #include <span>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <utility>
 
 namespace membridge::bench::frame_loop {
@@ -154,8 +159,8 @@ std::vector<double> measured(const std::vector<double>& per_frame, std::uint64_t
   return out;
 }
 
-/// A command buffer with no commands, for the round trip (SIMULTANEOUS_USE: it is pending in several
-/// submits at once). Owns its pool.
+/// A command buffer with no commands, for the round trip and the handoff floor (SIMULTANEOUS_USE: it
+/// is pending in several submits at once). Owns its pool.
 class empty_commands {
  public:
   explicit empty_commands(const session& s) : s_(&s) {
@@ -184,6 +189,51 @@ class empty_commands {
   const session* s_;
   VkCommandPool pool_ = VK_NULL_HANDLE;
   VkCommandBuffer commands_ = VK_NULL_HANDLE;
+};
+
+/// A fence per slot for submits made outside the renderer (drain() waits for the renderer's fences
+/// only): the destructor waits (at most wait_timeout) for every fence submitted since its last reset,
+/// so no such submit is pending when what it uses goes away.
+class slot_fences {
+ public:
+  explicit slot_fences(const session& s) : s_(&s) {
+    try {
+      for (VkFence& fence : fences_) {
+        const VkFenceCreateInfo info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+        MEMBRIDGE_FRAME_LOOP_VK(s.context.functions().vkCreateFence(s.context.device(), &info, nullptr, &fence));
+      }
+    } catch (...) {
+      destroy();
+      throw;
+    }
+  }
+  slot_fences(const slot_fences&) = delete;
+  slot_fences& operator=(const slot_fences&) = delete;
+  ~slot_fences() {
+    const VolkDeviceTable& vk = s_->context.functions();
+    const auto ns = static_cast<std::uint64_t>(std::chrono::nanoseconds(wait_timeout).count());
+    for (std::uint32_t slot = 0; slot < ring_slots; ++slot)
+      if (pending_[slot]) (void)vk.vkWaitForFences(s_->context.device(), 1, &fences_[slot], VK_TRUE, ns);
+    destroy();
+  }
+  [[nodiscard]] VkFence get(std::uint32_t slot) const noexcept { return fences_[slot]; }
+  /// Makes the fence of `slot` unsignalled again (its last submit must have completed).
+  void reset(std::uint32_t slot) {
+    MEMBRIDGE_FRAME_LOOP_VK(s_->context.functions().vkResetFences(s_->context.device(), 1, &fences_[slot]));
+    pending_[slot] = false;
+  }
+  /// Says that a submit signalling the fence of `slot` was made.
+  void submitted(std::uint32_t slot) noexcept { pending_[slot] = true; }
+
+ private:
+  void destroy() noexcept {
+    for (VkFence& fence : fences_)
+      if (fence != VK_NULL_HANDLE) s_->context.functions().vkDestroyFence(s_->context.device(), fence, nullptr);
+  }
+
+  const session* s_;
+  std::array<VkFence, ring_slots> fences_{};
+  std::array<bool, ring_slots> pending_{};
 };
 
 double measure_sim_ms(session& s, const scene& sc, int steps) {
@@ -250,23 +300,97 @@ double measure_round_trip_ms(session& s) {
   return ms_between(t.consumed_at[round_trip_warmup - 1], t.consumed_at[total - 1]) / round_trip_iterations;
 }
 
-}  // namespace
+/// Whose calls hand each frame over in the pipelined loop.
+enum class handoff_calls : std::uint8_t {
+  membridge,  ///< frame_timeline's cuda_acquire, cuda_release (and submit, in the floor's draw).
+  raw,        ///< The same driver calls made directly on the timeline's semaphores (raw_cuda_acquire...).
+};
 
-mode_run run_pipelined(session& s, const scene& sc, const loop_config& cfg) {
-  reset_particles(s, sc);
-  const auto timeline = value_or_fail(sync::frame_timeline::create(s.context, s.device, {.slots = ring_slots}),
-                                      "frame_timeline::create");
+/// Throws bench_failure naming `call` unless `rc` is CUDA_SUCCESS.
+void check_cu(const session& s, CUresult rc, std::string_view call) {
+  if (rc != CUDA_SUCCESS) throw bench_failure(std::string(call) + " failed: " + s.device.get_driver().error_name(rc));
+}
+
+/// frame_timeline::cuda_acquire(stream, frame) without membridge: cuWaitExternalSemaphoresAsync on
+/// the timeline's CUDA import of `consumed` through the driver table (no context check), from frame
+/// slots() on. The calling thread's current context must be the session's (cudaSetDevice).
+void raw_cuda_acquire(const session& s, const sync::frame_timeline& t, CUstream stream, std::uint64_t frame) {
+  if (frame < t.slots()) return;
+  const CUexternalSemaphore consumed = t.cuda_consumed().native();
+  CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS params{};
+  params.params.fence.value = sync::frame_timeline::consumed_value(frame - t.slots());
+  check_cu(s, s.device.get_driver().api().cuWaitExternalSemaphoresAsync(&consumed, &params, 1, stream),
+           "cuWaitExternalSemaphoresAsync (raw handoff floor)");
+}
+
+/// frame_timeline::cuda_release(stream, frame) without membridge: cuSignalExternalSemaphoresAsync on
+/// the CUDA import of `produced`.
+void raw_cuda_release(const session& s, const sync::frame_timeline& t, CUstream stream, std::uint64_t frame) {
+  const CUexternalSemaphore produced = t.cuda_produced().native();
+  CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS params{};
+  params.params.fence.value = sync::frame_timeline::produced_value(frame);
+  check_cu(s, s.device.get_driver().api().cuSignalExternalSemaphoresAsync(&produced, &params, 1, stream),
+           "cuSignalExternalSemaphoresAsync (raw handoff floor)");
+}
+
+/// frame_timeline::submit without membridge: one vkQueueSubmit of `commands` on the session's queue
+/// waiting for `produced` at `stage` and signalling `consumed` (VkTimelineSemaphoreSubmitInfo) and `fence`.
+void raw_submit(const session& s, const sync::frame_timeline& t, const VkCommandBuffer& commands,
+                std::uint64_t frame, VkPipelineStageFlags stage, VkFence fence) {
+  const VkSemaphore produced = t.produced().get();
+  const VkSemaphore consumed = t.consumed().get();
+  const std::uint64_t produced_value = sync::frame_timeline::produced_value(frame);
+  const std::uint64_t consumed_value = sync::frame_timeline::consumed_value(frame);
+  const VkTimelineSemaphoreSubmitInfo values{.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                                             .pNext = nullptr,
+                                             .waitSemaphoreValueCount = 1,
+                                             .pWaitSemaphoreValues = &produced_value,
+                                             .signalSemaphoreValueCount = 1,
+                                             .pSignalSemaphoreValues = &consumed_value};
+  const VkSubmitInfo info{.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                          .pNext = &values,
+                          .waitSemaphoreCount = 1,
+                          .pWaitSemaphores = &produced,
+                          .pWaitDstStageMask = &stage,
+                          .commandBufferCount = 1,
+                          .pCommandBuffers = &commands,
+                          .signalSemaphoreCount = 1,
+                          .pSignalSemaphores = &consumed};
+  MEMBRIDGE_FRAME_LOOP_VK(s.context.functions().vkQueueSubmit(s.queue(), 1, &info, fence));
+}
+
+/// One frame's work in the pipelined loop, between the same handoffs whatever it is.
+struct frame_work {
+  /// Enqueues frame `frame`'s CUDA work on the session's stream (after cuda_acquire, before cuda_release).
+  std::function<void(std::uint64_t frame)> sim;
+  /// The fence the draw of `slot` signals (the render thread waits for it before the slot's next frame).
+  std::function<VkFence(std::uint32_t slot)> fence;
+  /// Records and submits frame `frame`'s draw of `slot`: waits for timeline.wait_info(frame), signals
+  /// timeline.signal_info(frame) and fence(slot).
+  std::function<void(std::uint64_t frame, std::uint32_t slot)> draw;
+};
+
+/// The pipelined loop (run_pipelined's description) with `work` as each frame's sim and draw, on
+/// `timeline` (ring_slots slots), the producer's handoffs made by `calls`; drains the session's
+/// stream and renderer before it returns.
+mode_run pipelined_frames(session& s, const sync::frame_timeline& timeline, const loop_config& cfg,
+                          const frame_work& work, handoff_calls calls, std::string_view what) {
   const std::uint64_t frames = cfg.total();
   const cudaStream_t stream = s.stream.get();
-  const auto count = static_cast<std::uint32_t>(sc.count);
   std::vector<cuda_event> sim_done(frames);
 
   const auto produce = [&](std::uint64_t n) -> std::uint64_t {
     // cuda_acquire enqueues a wait on Vulkan's `consumed` from frame slots() on (the slot's last reader).
     const std::uint64_t waits = n >= timeline.slots() ? 1 : 0;
-    ok_or_fail(timeline.cuda_acquire(stream, n), "frame_timeline::cuda_acquire");
-    enqueue_sim(s, sc, n, cfg.steps, stream);
-    ok_or_fail(timeline.cuda_release(stream, n), "frame_timeline::cuda_release");
+    if (calls == handoff_calls::raw)
+      raw_cuda_acquire(s, timeline, stream, n);
+    else
+      ok_or_fail(timeline.cuda_acquire(stream, n), "frame_timeline::cuda_acquire");
+    work.sim(n);
+    if (calls == handoff_calls::raw)
+      raw_cuda_release(s, timeline, stream, n);
+    else
+      ok_or_fail(timeline.cuda_release(stream, n), "frame_timeline::cuda_release");
     MEMBRIDGE_FRAME_LOOP_CUDA(cudaEventRecord(sim_done[n].get(), stream));
     return waits;
   };
@@ -274,25 +398,18 @@ mode_run run_pipelined(session& s, const scene& sc, const loop_config& cfg) {
     const std::uint32_t slot = scene::slot_of(n);
     render_step step;
     if (n >= ring_slots) {
-      // record() would wait for the slot's previous frame (n - ring_slots); wait here first so the
+      // The draw would wait for the slot's previous frame (n - ring_slots); wait here first so the
       // CPU time of this throttling wait is known apart from recording and submitting.
       const double start = thread_cpu_ns();
-      wait_fence(s, s.renderer.fence(slot), "the draw of the slot's previous frame");
+      wait_fence(s, work.fence(slot), "the draw of the slot's previous frame");
       step.wait_cpu_ns = thread_cpu_ns() - start;
     }
-    (void)value_or_fail(s.renderer.record(slot, sc.vk_buffer, sc.slot_offset(slot), count, s.view_proj),
-                        "particle_renderer::record");
-    const sync::semaphore_op produced = timeline.wait_info(n);
-    const sync::semaphore_op consumed = timeline.signal_info(n);
-    const particles::semaphore_wait waits[] = {
-        {produced.semaphore, produced.value, s.renderer.particle_stages()}};
-    const particles::semaphore_signal signals[] = {{consumed.semaphore, consumed.value}};
-    ok_or_fail(s.renderer.submit(slot, {waits, signals, {}}), "particle_renderer::submit");
+    work.draw(n, slot);
     step.vulkan_waits = 1;
     return step;
   };
   const loop_trace t = run_timeline_loop(s, timeline, frames, cfg.warmup, produce, render);
-  drain(s, "the pipelined frames");
+  drain(s, what);
 
   mode_run out;
   for (std::uint64_t n = std::max<std::uint64_t>(cfg.warmup, 1); n < frames; ++n) {
@@ -307,6 +424,69 @@ mode_run run_pipelined(session& s, const scene& sc, const loop_config& cfg) {
   out.vulkan_waits = t.vulkan_waits;
   out.measured_frames = cfg.frames;
   return out;
+}
+
+/// The handoff floor (floor_parts::handoff_floor_ms, with `calls` raw: handoff_floor_raw_ms):
+/// pipelined_frames with the least work that still runs a kernel and submits to the queue. Returns
+/// {mean, median} frame interval.
+std::pair<double, double> measure_handoff_floor_ms(session& s, const scene& sc, handoff_calls calls) {
+  // Declared first: destroyed after the fences below waited for every submit that uses it.
+  const auto timeline = value_or_fail(sync::frame_timeline::create(s.context, s.device, {.slots = ring_slots}),
+                                      "frame_timeline::create (handoff floor)");
+  const empty_commands commands(s);
+  slot_fences fences(s);
+  const cudaStream_t stream = s.stream.get();
+  const VkQueue queue = s.queue();
+  const frame_work work{
+      .sim =
+          [&](std::uint64_t n) {
+            MEMBRIDGE_FRAME_LOOP_CUDA(particles::step_cuda(sc.slot_data(scene::slot_of(n)), 1, s.params, 1, stream));
+          },
+      .fence = [&](std::uint32_t slot) { return fences.get(slot); },
+      .draw =
+          [&](std::uint64_t n, std::uint32_t slot) {
+            fences.reset(slot);
+            if (calls == handoff_calls::raw)
+              raw_submit(s, timeline, commands.get(), n, s.renderer.particle_stages(), fences.get(slot));
+            else
+              ok_or_fail(timeline.submit(queue, std::span<const VkCommandBuffer>(&commands.get(), 1), n,
+                                         s.renderer.particle_stages(), fences.get(slot)),
+                         "frame_timeline::submit (handoff floor)");
+            fences.submitted(slot);
+          },
+  };
+  const mode_run run = pipelined_frames(s, timeline, {handoff_floor_warmup, handoff_floor_frames, 1}, work, calls,
+                                       "the handoff floor frames");
+  double sum = 0.0;
+  for (const double ms : run.frame_ms) sum += ms;
+  const double mean = run.frame_ms.empty() ? std::nan("") : sum / static_cast<double>(run.frame_ms.size());
+  return {mean, median(run.frame_ms)};
+}
+
+}  // namespace
+
+mode_run run_pipelined(session& s, const scene& sc, const loop_config& cfg) {
+  reset_particles(s, sc);
+  const auto timeline = value_or_fail(sync::frame_timeline::create(s.context, s.device, {.slots = ring_slots}),
+                                      "frame_timeline::create");
+  const cudaStream_t stream = s.stream.get();
+  const auto count = static_cast<std::uint32_t>(sc.count);
+  const frame_work work{
+      .sim = [&](std::uint64_t n) { enqueue_sim(s, sc, n, cfg.steps, stream); },
+      .fence = [&](std::uint32_t slot) { return s.renderer.fence(slot); },
+      .draw =
+          [&](std::uint64_t n, std::uint32_t slot) {
+            (void)value_or_fail(s.renderer.record(slot, sc.vk_buffer, sc.slot_offset(slot), count, s.view_proj),
+                                "particle_renderer::record");
+            const sync::semaphore_op produced = timeline.wait_info(n);
+            const sync::semaphore_op consumed = timeline.signal_info(n);
+            const particles::semaphore_wait waits[] = {
+                {produced.semaphore, produced.value, s.renderer.particle_stages()}};
+            const particles::semaphore_signal signals[] = {{consumed.semaphore, consumed.value}};
+            ok_or_fail(s.renderer.submit(slot, {waits, signals, {}}), "particle_renderer::submit");
+          },
+  };
+  return pipelined_frames(s, timeline, cfg, work, handoff_calls::membridge, "the pipelined frames");
 }
 
 namespace {
@@ -380,6 +560,9 @@ floor_parts measure_floor(session& s, const scene& sc, int steps) {
   out.sim_ms = measure_sim_ms(s, sc, steps);
   out.draw_ms = measure_draw_ms(s, sc);
   out.round_trip_ms = measure_round_trip_ms(s);
+  std::tie(out.handoff_floor_ms, out.handoff_floor_median_ms) =
+      measure_handoff_floor_ms(s, sc, handoff_calls::membridge);
+  out.handoff_floor_raw_ms = measure_handoff_floor_ms(s, sc, handoff_calls::raw).first;
   return out;
 }
 

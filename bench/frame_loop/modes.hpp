@@ -1,5 +1,6 @@
 // bench/frame_loop/modes.hpp: the three frame loops (membridge pipelined, naive, host staging copy)
-// and the floor they are compared with (sim GPU time + draw GPU time + one CUDA<->Vulkan round trip).
+// and the floor they are compared with (sim GPU time + draw GPU time + one CUDA<->Vulkan round trip),
+// and the handoff floor: the pipelined loop with no work.
 #pragma once
 
 #include "scene.hpp"
@@ -14,6 +15,8 @@ inline constexpr int floor_frames = 100;            ///< Frames back to back per
 inline constexpr int floor_repeats = 3;             ///< Samples per floor component (median taken).
 inline constexpr int round_trip_warmup = 20;        ///< Untimed round trips first.
 inline constexpr int round_trip_iterations = 500;   ///< Timed round trips.
+inline constexpr std::uint64_t handoff_floor_warmup = 60;   ///< Untimed frames of the handoff floor loop.
+inline constexpr std::uint64_t handoff_floor_frames = 600;  ///< Timed frames of the handoff floor loop.
 
 /// How long each run is.
 struct loop_config {
@@ -67,11 +70,23 @@ struct floor_parts {
   double sim_ms = 0.0;         ///< GPU time of one frame's copy + steps (CUDA events, 100 frames back to back).
   double draw_ms = 0.0;        ///< One draw, 100 submitted back to back without semaphores (wall / 100).
   double round_trip_ms = 0.0;  ///< One CUDA->Vulkan->CUDA handoff with no work (frame_timeline, 1 slot).
+  /// The pipelined loop (run_pipelined's threads, ring_slots slots and frame_timeline calls) with no
+  /// work: the sim is one step of one particle (one kernel launch of one block, no copy) and the draw
+  /// an empty command buffer submitted with the same wait on `produced` and signal of `consumed`.
+  /// Its mean frame period (between consumed signals, monitor thread) over handoff_floor_frames:
+  /// what the driver costs per pipelined CUDA->Vulkan->CUDA handoff. Not part of total().
+  double handoff_floor_ms = 0.0;
+  double handoff_floor_median_ms = 0.0;  ///< The same loop's median frame interval.
+  /// The same loop (mean interval) with the handoffs made by raw driver calls on the same semaphores
+  /// instead of membridge's: cuWaitExternalSemaphoresAsync / cuSignalExternalSemaphoresAsync through the
+  /// driver table and vkQueueSubmit with VkTimelineSemaphoreSubmitInfo. Not part of total().
+  double handoff_floor_raw_ms = 0.0;
   /// sim + draw + round trip.
   [[nodiscard]] double total() const noexcept { return sim_ms + draw_ms + round_trip_ms; }
 };
 
-/// Measures the floor's parts for `steps` steps per frame on `sc` (leaves the particles stepped).
+/// Measures the floor's parts for `steps` steps per frame on `sc`, then the handoff floor and its raw
+/// driver call twin (leaves the particles stepped).
 [[nodiscard]] floor_parts measure_floor(session& s, const scene& sc, int steps);
 
 }  // namespace membridge::bench::frame_loop

@@ -96,10 +96,19 @@ config_summary summarize(const config_result& r) {
   s.round_trip_ms = floor_median(r, [](const floor_parts& f) { return f.round_trip_ms; });
   s.floor_ms = floor_median(r, [](const floor_parts& f) { return f.total(); });
   for (const round_result& round : r.rounds) s.round_floor_ms.push_back(round.floor.total());
+  s.handoff_floor_ms = floor_median(r, [](const floor_parts& f) { return f.handoff_floor_ms; });
+  s.handoff_floor_median_ms = floor_median(r, [](const floor_parts& f) { return f.handoff_floor_median_ms; });
+  s.handoff_floor_raw_ms = floor_median(r, [](const floor_parts& f) { return f.handoff_floor_raw_ms; });
+  for (const round_result& round : r.rounds) {
+    s.round_handoff_floor_ms.push_back(round.floor.handoff_floor_ms);
+    s.round_handoff_floor_raw_ms.push_back(round.floor.handoff_floor_raw_ms);
+  }
 
   const double pipelined = s.frame_ms[0].mean;  // throughput: frames complete in bursts
   s.pipelined_over_floor = pipelined / s.floor_ms;
   s.handoff_ms = pipelined - s.sim_ms - s.draw_ms;
+  // Both are per frame of the same loop: handoff_ms with the real work taken out, the floor with none put in.
+  s.handoff_over_floor = s.handoff_ms / s.handoff_floor_ms;
   s.throughput_vs_naive = s.frame_ms[1].mean / pipelined;
   s.throughput_vs_staging = s.frame_ms[2].mean / pipelined;
 
@@ -167,6 +176,12 @@ void print_config(std::ostream& out, const config_result& r, const config_summar
   frames.add_row({"  draw GPU (" + std::to_string(floor_frames) + " back to back)", fixed(s.draw_ms, 3)});
   frames.add_row({"  CUDA<->Vulkan round trip (no work, host waits)", fixed(s.round_trip_ms, 3)});
   frames.add_row({"handoff per drawn frame = pipelined - sim - draw", fixed(s.handoff_ms, 3)});
+  frames.add_row({"handoff floor (pipelined, no work)", fixed(s.handoff_floor_ms, 3),
+                  fixed(s.handoff_floor_median_ms, 3), "", range_text(s.round_handoff_floor_ms, 3),
+                  fixed(1000.0 / s.handoff_floor_ms, 1)});
+  frames.add_row({"  the same, raw driver calls (no membridge)", fixed(s.handoff_floor_raw_ms, 3), "", "",
+                  range_text(s.round_handoff_floor_raw_ms, 3), fixed(1000.0 / s.handoff_floor_raw_ms, 1)});
+  frames.add_row({"handoff over floor = handoff / handoff floor", fixed(s.handoff_over_floor, 3) + "x"});
   frames.print(out);
   out << '\n';
 
@@ -231,7 +246,10 @@ json config_json(const config_result& r, const config_summary& s) {
     floor_rounds.push_back({{"sim_ms", rounded(round.floor.sim_ms, 4)},
                             {"draw_ms", rounded(round.floor.draw_ms, 4)},
                             {"round_trip_ms", rounded(round.floor.round_trip_ms, 4)},
-                            {"total_ms", rounded(round.floor.total(), 4)}});
+                            {"total_ms", rounded(round.floor.total(), 4)},
+                            {"handoff_floor_ms", rounded(round.floor.handoff_floor_ms, 4)},
+                            {"handoff_floor_median_ms", rounded(round.floor.handoff_floor_median_ms, 4)},
+                            {"handoff_floor_raw_ms", rounded(round.floor.handoff_floor_raw_ms, 4)}});
   json goals = json::object();
   for (const goal& g : s.goals)
     goals[g.key] = {{"comparison", g.comparison},
@@ -246,8 +264,14 @@ json config_json(const config_result& r, const config_summary& s) {
                   {"draw_ms", rounded(s.draw_ms, 4)},
                   {"round_trip_ms", rounded(s.round_trip_ms, 4)},
                   {"total_ms", rounded(s.floor_ms, 4)},
+                  {"handoff_floor_ms", rounded(s.handoff_floor_ms, 4)},
+                  {"handoff_floor_median_ms", rounded(s.handoff_floor_median_ms, 4)},
+                  {"handoff_floor_raw_ms", rounded(s.handoff_floor_raw_ms, 4)},
                   {"rounds", floor_rounds}};
   out["handoff_ms_per_frame"] = rounded(s.handoff_ms, 4);
+  out["handoff_floor_ms"] = rounded(s.handoff_floor_ms, 4);
+  out["handoff_floor_raw_ms"] = rounded(s.handoff_floor_raw_ms, 4);
+  out["handoff_over_floor"] = rounded(s.handoff_over_floor, 4);
   out["ratios"] = {{"pipelined_over_floor", rounded(s.pipelined_over_floor, 4)},
                    {"throughput_vs_naive", rounded(s.throughput_vs_naive, 4)},
                    {"throughput_vs_staging", rounded(s.throughput_vs_staging, 4)}};

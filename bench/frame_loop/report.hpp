@@ -64,6 +64,12 @@ struct config_summary {
   std::vector<double> round_floor_ms;              ///< Each round's floor.
   double pipelined_over_floor = 0.0;               ///< Frame time ratio (shown; no goal: see summarize).
   double handoff_ms = 0.0;                         ///< Pipelined mean frame time - sim_ms - draw_ms.
+  double handoff_floor_ms = 0.0;                   ///< Median over rounds of floor_parts::handoff_floor_ms.
+  double handoff_floor_median_ms = 0.0;            ///< Median over rounds of the no-work loop's median interval.
+  std::vector<double> round_handoff_floor_ms;      ///< Each round's handoff floor.
+  double handoff_floor_raw_ms = 0.0;               ///< Median over rounds of floor_parts::handoff_floor_raw_ms.
+  std::vector<double> round_handoff_floor_raw_ms;  ///< Each round's raw handoff floor.
+  double handoff_over_floor = 0.0;                 ///< handoff_ms / handoff_floor_ms (1: the driver's own cost).
   double throughput_vs_naive = 0.0;                ///< naive frame time / pipelined frame time.
   double throughput_vs_staging = 0.0;              ///< staging frame time / pipelined frame time.
   double cuda_waits_per_frame = 0.0;               ///< Over every round's measured frames.
