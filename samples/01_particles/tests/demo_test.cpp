@@ -1,6 +1,6 @@
 // membridge_particles run the way users run it (a child process): headless on the CPU path with
 // validation on, the image it writes checked against what the renderer draws; command-line errors;
-// the fallback without a display; and windowed mode under Xvfb (skipped without xvfb-run).
+// the fallback without a display; and windowed mode under Xvfb (fails without xvfb-run).
 // Label vulkan: needs a Vulkan driver (lavapipe in CI).
 #include "demo_process.hpp"
 #include "png_writer.hpp"
@@ -175,7 +175,7 @@ TEST(particles_demo, without_a_cuda_device_it_says_so_and_runs_the_cpu_path_unle
 
 TEST(particles_demo, windowed_under_xvfb_presents_60_frames_with_no_validation_message) {
   const auto xvfb_run = find_in_path("xvfb-run");
-  if (xvfb_run.empty()) GTEST_SKIP() << "xvfb-run is not installed (Debian: xvfb, xauth)";
+  ASSERT_FALSE(xvfb_run.empty()) << "xvfb-run is not installed (Debian: xvfb, xauth)";
   const auto png = output_dir() / "windowed.png";
   std::filesystem::remove(png);
   const auto r = run_process({xvfb_run.string(), "-a", "-s", "-screen 0 1280x1024x24", demo_binary().string(), "--cpu",
