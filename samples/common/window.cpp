@@ -444,12 +444,7 @@ result<std::optional<present_job>> window::begin_frame(std::uint32_t slot, VkIma
   }
   const VolkDeviceTable& vk = *s.vk;
   const VkCommandBuffer cmd = s.blits[slot];
-  if (const VkResult r = vk.vkResetCommandBuffer(cmd, 0); r != VK_SUCCESS) return vk_error(r, "vkResetCommandBuffer");
-  VkCommandBufferBeginInfo begin{};
-  begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
-  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  if (const VkResult r = vk.vkBeginCommandBuffer(cmd, &begin); r != VK_SUCCESS)
-    return vk_error(r, "vkBeginCommandBuffer");
+  MEMBRIDGE_TRY(begin_one_time(vk, cmd));
   record_present(s, cmd, slot, source, width, height, s.images[index]);
   if (const VkResult r = vk.vkEndCommandBuffer(cmd); r != VK_SUCCESS) return vk_error(r, "vkEndCommandBuffer");
   return std::optional<present_job>{present_job{s.acquired[slot], s.rendered[index], cmd, index}};
@@ -487,6 +482,16 @@ result<void> window::present(const present_job& job) {
   if (!state_) return error(errc::invalid_argument, "window::present", "empty window");
   if (state_->relay) return relay_present(*state_, job);
   return queue_present(*state_, job.rendered, job.image_index);
+}
+
+result<void> begin_one_time(const VolkDeviceTable& vk, VkCommandBuffer cmd) {
+  if (const VkResult rc = vk.vkResetCommandBuffer(cmd, 0); rc != VK_SUCCESS) return vk_error(rc, "vkResetCommandBuffer");
+  VkCommandBufferBeginInfo begin{};
+  begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  if (const VkResult rc = vk.vkBeginCommandBuffer(cmd, &begin); rc != VK_SUCCESS)
+    return vk_error(rc, "vkBeginCommandBuffer");
+  return membridge::ok();
 }
 
 result<void> queue_present(window::state& s, VkSemaphore rendered, std::uint32_t index) {

@@ -232,12 +232,7 @@ result<present_job> relay_begin(window::state& s, std::uint32_t slot, std::uint3
                          make_host_buffer(r.render, bytes, VK_BUFFER_USAGE_TRANSFER_DST_BIT, "the relay's read-back"));
   }
   const VkCommandBuffer cmd = r.copies[slot];
-  if (const VkResult rc = vk.vkResetCommandBuffer(cmd, 0); rc != VK_SUCCESS) return vk_error(rc, "vkResetCommandBuffer");
-  VkCommandBufferBeginInfo begin{};
-  begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
-  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  if (const VkResult rc = vk.vkBeginCommandBuffer(cmd, &begin); rc != VK_SUCCESS)
-    return vk_error(rc, "vkBeginCommandBuffer");
+  MEMBRIDGE_TRY(begin_one_time(vk, cmd));
   VkBufferImageCopy region{};
   region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
   region.imageExtent = {width, height, 1};
@@ -283,12 +278,7 @@ result<void> relay_present(window::state& s, const present_job& job) {
   std::memcpy(r.upload.mapped, r.readback.mapped, static_cast<std::size_t>(r.upload.size));
   const VolkDeviceTable& vk = *s.vk;
   const VkCommandBuffer cmd = s.blits[r.frame_slot];
-  if (const VkResult rc = vk.vkResetCommandBuffer(cmd, 0); rc != VK_SUCCESS) return vk_error(rc, "vkResetCommandBuffer");
-  VkCommandBufferBeginInfo begin{};
-  begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
-  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  if (const VkResult rc = vk.vkBeginCommandBuffer(cmd, &begin); rc != VK_SUCCESS)
-    return vk_error(rc, "vkBeginCommandBuffer");
+  MEMBRIDGE_TRY(begin_one_time(vk, cmd));
   image_barrier(s, cmd, r.staging, 0, VK_ACCESS_TRANSFER_WRITE_BIT, VK_IMAGE_LAYOUT_UNDEFINED,
                 VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_PIPELINE_STAGE_TRANSFER_BIT);
   VkBufferImageCopy region{};

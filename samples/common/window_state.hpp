@@ -147,6 +147,8 @@ void destroy_host_buffer(const device_side& d, host_buffer& b) noexcept;
 /// `source` (width x height, TRANSFER_SRC_OPTIMAL) blitted into it scaled to fit, then record_frame_end().
 void record_present(window::state& s, VkCommandBuffer cmd, std::uint32_t slot, VkImage source, std::uint32_t width,
                     std::uint32_t height, VkImage target);
+/// Resets `cmd` and begins it for one submission. Errors: Vulkan errors.
+[[nodiscard]] membridge::result<void> begin_one_time(const VolkDeviceTable& vk, VkCommandBuffer cmd);
 /// Presents swapchain image `index` on the presenting queue once `rendered` is signalled.
 [[nodiscard]] membridge::result<void> queue_present(window::state& s, VkSemaphore rendered, std::uint32_t index);
 /// Makes the overlay's upload buffers (one per frame slot).
