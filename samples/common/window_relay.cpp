@@ -49,7 +49,9 @@ bool presents(const window::state& s, PFN_vkGetPhysicalDeviceQueueFamilyProperti
 }
 
 /// The first device other than the rendering one that presents to the window; the rendering one
-/// when `allow_same_device` and no other does.
+/// when `allow_same_device` and no other does. Other devices are asked first, and the rendering one
+/// only when none can: NVIDIA's driver 580 calls through a null pointer in its surface queries on an X
+/// display without GLX, so a forced relay (MEMBRIDGE_WINDOW_PRESENT=relay) avoids asking it at all.
 std::optional<presenter_choice> choose_presenter(const window::state& s, const membridge::vulkan::device_context& render,
                                                  bool allow_same_device) {
   const PFN_vkGetInstanceProcAddr gipa = render.get_instance_proc_addr();
@@ -63,7 +65,7 @@ std::optional<presenter_choice> choose_presenter(const window::state& s, const m
   if (enumerate(s.instance, &count, nullptr) != VK_SUCCESS) return std::nullopt;
   std::vector<VkPhysicalDevice> devices(count);
   if (enumerate(s.instance, &count, devices.data()) != VK_SUCCESS) return std::nullopt;
-  std::optional<presenter_choice> same;
+  std::optional<std::pair<VkPhysicalDevice, presenter_choice>> rendering;
   for (VkPhysicalDevice device : devices) {
     VkPhysicalDeviceIDProperties id{};
     id.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES;
@@ -72,12 +74,14 @@ std::optional<presenter_choice> choose_presenter(const window::state& s, const m
     props.pNext = &id;
     properties(device, &props);
     presenter_choice c{membridge::device_uuid::from_bytes(id.deviceUUID), props.properties.deviceName};
-    const bool is_render = c.uuid == render.uuid();
-    if ((is_render && !allow_same_device) || !presents(s, families, device)) continue;
-    if (!is_render) return c;
-    if (!same) same = std::move(c);
+    if (c.uuid == render.uuid()) {
+      rendering.emplace(device, std::move(c));
+      continue;
+    }
+    if (presents(s, families, device)) return c;
   }
-  return same;
+  if (allow_same_device && rendering && presents(s, families, rendering->first)) return rendering->second;
+  return std::nullopt;
 }
 
 /// Makes the rendering side's pool, per-slot copy commands and semaphores, and its fence.
