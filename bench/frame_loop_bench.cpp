@@ -141,7 +141,7 @@ std::optional<int> parse_options(int argc, char** argv, options& opts) {
       ->capture_default_str();
   std::string viewed_particles_text = "1M";
   std::string rates_text = "60,144";
-  std::string viewers_text = "handoff,direct,direct_host,copy,idle_vulkan,idle_cuda,ipc";
+  std::string viewers_text = "handoff,direct,direct_host,copy,idle_vulkan,idle_cuda,idle_cuda_context,ipc";
   app.add_option("--viewed-particles", viewed_particles_text, "viewed: particle count (K, M: binary)")
       ->capture_default_str();
   app.add_option("--viewed-seconds", opts.view.seconds, "viewed: measured seconds per run")
@@ -152,7 +152,7 @@ std::optional<int> parse_options(int argc, char** argv, options& opts) {
       ->capture_default_str();
   app.add_option("--viewed-rates", rates_text, "viewed: viewer rates in Hz, comma-separated")->capture_default_str();
   app.add_option("--viewed-viewers", viewers_text,
-                 "viewed: viewers, comma-separated: handoff, direct, direct_host, copy, idle_vulkan, idle_cuda, "
+                 "viewed: viewers, comma-separated: handoff, direct, direct_host, copy, idle_vulkan, idle_cuda, idle_cuda_context, "
                  "ipc (a viewer in another process, through membridge's ipc)")
       ->capture_default_str();
   app.add_option("--viewed-depth", opts.view.depth, "viewed: sim steps in flight at most")
@@ -207,7 +207,7 @@ std::optional<int> parse_options(int argc, char** argv, options& opts) {
       }
     if (!known) {
       std::cerr << "--viewed-viewers: '" << item
-                << "' is not a viewer (handoff, direct, direct_host, copy, idle_vulkan, idle_cuda, ipc)\n";
+                << "' is not a viewer (handoff, direct, direct_host, copy, idle_vulkan, idle_cuda, idle_cuda_context, ipc)\n";
       return exit_usage;
     }
   }

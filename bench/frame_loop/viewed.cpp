@@ -1,5 +1,6 @@
 #include "viewed.hpp"
 
+#include "idle_work.hpp"
 #include "ipc_viewer.hpp"
 #include "modes.hpp"  // drain
 #include "particle_sim_cpu.hpp"
@@ -203,47 +204,14 @@ struct viewer_outcome {
   std::vector<steady::time_point> submitted;  ///< Per frame: when its submit returned.
 };
 
-/// The idle_cuda control's own stream and 4 bytes in the sim's CUDA context.
-class idle_cuda_work {
- public:
-  explicit idle_cuda_work(int ordinal) {
-    MEMBRIDGE_FRAME_LOOP_CUDA(cudaSetDevice(ordinal));
-    MEMBRIDGE_FRAME_LOOP_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-    MEMBRIDGE_FRAME_LOOP_CUDA(cudaMalloc(&word_, 4));
-  }
-  idle_cuda_work(const idle_cuda_work&) = delete;
-  idle_cuda_work& operator=(const idle_cuda_work&) = delete;
-  ~idle_cuda_work() {
-    if (stream_ != nullptr) (void)cudaStreamSynchronize(stream_);
-    if (word_ != nullptr) (void)cudaFree(word_);
-    if (stream_ != nullptr) (void)cudaStreamDestroy(stream_);
-  }
-  /// One tick's work: a memset of the 4 bytes.
-  void submit(std::uint64_t frame) {
-    MEMBRIDGE_FRAME_LOOP_CUDA(cudaMemsetAsync(word_, static_cast<int>(frame & 0xFFU), 4, stream_));
-  }
-  /// Waits for the ticks' work and checks the last value landed.
-  void finish(std::uint64_t frames) {
-    MEMBRIDGE_FRAME_LOOP_CUDA(cudaStreamSynchronize(stream_));
-    if (frames == 0) return;
-    std::uint32_t got = 0;
-    MEMBRIDGE_FRAME_LOOP_CUDA(cudaMemcpy(&got, word_, 4, cudaMemcpyDeviceToHost));
-    const std::uint32_t b = static_cast<std::uint32_t>((frames - 1) & 0xFFU);
-    if (got != (b | b << 8U | b << 16U | b << 24U))
-      throw bench_failure("idle_cuda: the last memset's bytes did not land");
-  }
-
- private:
-  cudaStream_t stream_ = nullptr;
-  void* word_ = nullptr;
-};
-
 /// The viewer: at each tick of `rate_hz` asks for a frame, waits for its publication (host) and
 /// submits it (the GPU waits for the step).
 void viewer_loop(const session& s, mailbox_viewer& v, viewer_kind kind, int rate_hz, run_state& st,
                  const mailbox_semaphores& m, viewer_outcome& out) {
   std::optional<idle_cuda_work> idle;
+  std::optional<idle_context_work> other_context;
   if (kind == viewer_kind::idle_cuda) idle.emplace(s.ordinal);
+  if (kind == viewer_kind::idle_cuda_context) other_context.emplace(s.ordinal, s.params);
   const auto period = std::chrono::duration_cast<steady::duration>(std::chrono::duration<double>(1.0 / rate_hz));
   auto next = steady::now() + period;
   std::uint64_t f = 0;
@@ -260,6 +228,7 @@ void viewer_loop(const session& s, mailbox_viewer& v, viewer_kind kind, int rate
       throw bench_failure("the viewer ran out of frames (capacity " + std::to_string(v.capacity()) + ")");
     if (is_control(kind)) {  // no frame taken: only the tick's own work
       if (idle) idle->submit(f);
+      else if (other_context) other_context->submit(f);
       else v.submit(kind, f, 0, {}, {});
       out.tick_to_submit_us.push_back(ms_between(tick, steady::now()) * 1e3);
       out.submitted.push_back(steady::now());
@@ -278,6 +247,7 @@ void viewer_loop(const session& s, mailbox_viewer& v, viewer_kind kind, int rate
     out.frames = f;
   }
   if (idle) idle->finish(f);
+  if (other_context) other_context->finish(f);
 }
 
 /// The ipc viewer's end in this process: forwards each of the child's requests to the sim, waits for
@@ -480,7 +450,7 @@ viewed_run run_one(session& s, const scene& sc, mailbox_viewer& v, const viewed_
     vo.missed_ticks = report->missed_ticks;
     for (std::uint64_t f = w0; f < w1 && f < report->frame_gpu_us.size(); ++f)
       r.frame_gpu_us.push_back(report->frame_gpu_us[f]);
-  } else if (kind != viewer_kind::idle_cuda) {  // only frames that were submitted
+  } else if (kind != viewer_kind::idle_cuda && kind != viewer_kind::idle_cuda_context) {  // Vulkan frames only
     r.frame_gpu_us = v.frame_gpu_us(w0, std::min(w1, vo.frames));
   }
   for (std::uint64_t f = w0; f < w1 && f < vo.tick_to_submit_us.size(); ++f)

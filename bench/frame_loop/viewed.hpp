@@ -35,7 +35,7 @@ struct viewed_options {
   std::vector<int> rates_hz = {60, 144};      ///< Viewer rates.
   std::vector<viewer_kind> kinds = {viewer_kind::handoff,     viewer_kind::direct,    viewer_kind::direct_host,
                                     viewer_kind::copy,        viewer_kind::idle_vulkan, viewer_kind::idle_cuda,
-                                    viewer_kind::ipc};
+                                    viewer_kind::idle_cuda_context, viewer_kind::ipc};
   int depth = 16;                             ///< Sim steps in flight at most (the sim's own throttle).
   /// The sim's stream waits on the GPU for the viewer's `released` = frame + 1 right after each step
   /// it publishes: the viewer's GPU work then runs while the sim's context has nothing runnable, so

@@ -115,6 +115,7 @@ void print_viewed(std::ostream& out, const viewed_result& r, const viewed_summar
          "queue waits and copies the slot into the viewer's buffer, the graphics queue draws the copy;\n"
          "  idle_vulkan = control: an empty graphics submit (two timestamps) per tick, no semaphore, no frame;\n"
          "  idle_cuda = control: a 4-byte memset per tick on a second stream of the sim's own CUDA context;\n"
+         "  idle_cuda_context = control: a one-particle kernel per tick in a second CUDA context on the GPU;\n"
          "  ipc = the viewer in another process (ring and semaphores through membridge's ipc, frames announced by\n"
          "    the publisher), drawing like direct; its GPU and tick times are the child's;\n"
          "  handoff/frame = sim lost/frame - viewer GPU mean (what the handoff itself costs the sim);\n"

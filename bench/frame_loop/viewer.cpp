@@ -78,6 +78,7 @@ std::string_view viewer_kind_name(viewer_kind kind) noexcept {
     case viewer_kind::copy: return "copy";
     case viewer_kind::idle_vulkan: return "idle_vulkan";
     case viewer_kind::idle_cuda: return "idle_cuda";
+    case viewer_kind::idle_cuda_context: return "idle_cuda_context";
     case viewer_kind::ipc: return "ipc";
   }
   return "?";

@@ -30,15 +30,17 @@ enum class viewer_kind : std::uint8_t {
                     ///< context: work at that rate with no switch to another context.
   ipc = 6,          ///< The viewer in another process (ipc_viewer.hpp): the ring and the semaphores
                     ///< reach it through membridge's ipc; it draws like direct.
+  idle_cuda_context = 7,  ///< Control: per tick one tiny kernel in a second CUDA context on the same GPU
+                          ///< (idle_work.hpp): work at that rate from another context, no graphics.
 };
-inline constexpr int viewer_kind_count = 7;
+inline constexpr int viewer_kind_count = 8;
 
-/// True for the control kinds, which take no frame from the sim (idle_vulkan, idle_cuda).
+/// True for the control kinds, which take no frame from the sim (idle_vulkan, idle_cuda, idle_cuda_context).
 [[nodiscard]] constexpr bool is_control(viewer_kind kind) noexcept {
-  return kind == viewer_kind::idle_vulkan || kind == viewer_kind::idle_cuda;
+  return kind == viewer_kind::idle_vulkan || kind == viewer_kind::idle_cuda || kind == viewer_kind::idle_cuda_context;
 }
 
-/// "handoff", "direct", "direct_host", "copy", "idle_vulkan", "idle_cuda" or "ipc".
+/// "handoff", "direct", "direct_host", "copy", "idle_vulkan", "idle_cuda", "ipc" or "idle_cuda_context".
 [[nodiscard]] std::string_view viewer_kind_name(viewer_kind kind) noexcept;
 
 /// A timeline semaphore operation of a viewer submit.
