@@ -24,10 +24,6 @@ Fn driver_function(const char* name, unsigned int version) {
   return reinterpret_cast<Fn>(fn);
 }
 
-void check_cu(CUresult rc, const char* call) {
-  if (rc != CUDA_SUCCESS) throw bench_failure(std::string("idle_cuda_context: ") + call + " failed (" + std::to_string(rc) + ")");
-}
-
 }  // namespace
 
 idle_cuda_work::idle_cuda_work(int ordinal) {
@@ -55,16 +51,13 @@ void idle_cuda_work::finish(std::uint64_t frames) {
   if (got != (b | b << 8U | b << 16U | b << 24U)) throw bench_failure("idle_cuda: the last memset's bytes did not land");
 }
 
-idle_context_work::idle_context_work(int ordinal, const particles::sim_params& params) : params_(params) {
+idle_context_work::idle_context_work(const cuda::device& device, const particles::sim_params& params)
+    : driver_(&device.get_driver()), params_(params) {
   const auto create = driver_function<create_fn>("cuCtxCreate", 3020);
-  destroy_ = driver_function<context_fn>("cuCtxDestroy", 4000);
-  pop_ = driver_function<pop_fn>("cuCtxPopCurrent", 4000);
-  const auto device_get = driver_function<CUresult(CUDAAPI*)(CUdevice*, int)>("cuDeviceGet", 2000);
-  CUdevice device{};
-  check_cu(device_get(&device, ordinal), "cuDeviceGet");
+  destroy_ = driver_function<destroy_fn>("cuCtxDestroy", 4000);
   // cuCtxCreate makes the new context current on this thread: the runtime calls below and every
   // submit() (on the same thread) use it.
-  check_cu(create(&context_, 0, device), "cuCtxCreate");
+  check_cu(*driver_, create(&context_, 0, device.native()), "cuCtxCreate (idle_cuda_context)");
   try {
     MEMBRIDGE_FRAME_LOOP_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     MEMBRIDGE_FRAME_LOOP_CUDA(cudaMalloc(reinterpret_cast<void**>(&particle_), sizeof(particles::particle)));
@@ -84,7 +77,7 @@ void idle_context_work::release() noexcept {
   if (particle_ != nullptr) (void)cudaFree(particle_);
   if (stream_ != nullptr) (void)cudaStreamDestroy(stream_);
   CUcontext popped = nullptr;
-  (void)pop_(&popped);
+  (void)driver_->api().cuCtxPopCurrent(&popped);
   (void)destroy_(context_);
   context_ = nullptr;
   stream_ = nullptr;

@@ -7,6 +7,8 @@
 #include "particle_sim.hpp"  // samples/01_particles
 #include "support.hpp"
 
+#include <membridge/cuda/device.hpp>
+
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
@@ -38,9 +40,9 @@ class idle_cuda_work {
 /// viewer's rate from another context, no graphics.
 class idle_context_work {
  public:
-  /// Makes the context on CUDA device `ordinal`, its stream and one moving particle.
-  /// Throws bench_failure when a call fails.
-  idle_context_work(int ordinal, const particles::sim_params& params);
+  /// Makes the context on `device` (the sim's GPU), its stream and one moving particle.
+  /// Throws bench_failure when a call fails. Ownership: borrows `device` (must outlive this object).
+  idle_context_work(const cuda::device& device, const particles::sim_params& params);
   idle_context_work(const idle_context_work&) = delete;
   idle_context_work& operator=(const idle_context_work&) = delete;
   /// Waits for the stream, frees the particle and the stream, and destroys the context.
@@ -54,11 +56,11 @@ class idle_context_work {
  private:
   /// What the destructor does (also after a constructor's failure).
   void release() noexcept;
+  // cuCtxCreate and cuCtxDestroy: not in membridge's driver table (it never makes contexts).
   using create_fn = CUresult(CUDAAPI*)(CUcontext*, unsigned int, CUdevice);
-  using context_fn = CUresult(CUDAAPI*)(CUcontext);
-  using pop_fn = CUresult(CUDAAPI*)(CUcontext*);
-  context_fn destroy_ = nullptr;
-  pop_fn pop_ = nullptr;
+  using destroy_fn = CUresult(CUDAAPI*)(CUcontext);
+  const cuda::driver* driver_ = nullptr;
+  destroy_fn destroy_ = nullptr;
   CUcontext context_ = nullptr;
   cudaStream_t stream_ = nullptr;
   particles::particle* particle_ = nullptr;

@@ -306,11 +306,6 @@ enum class handoff_calls : std::uint8_t {
   raw,        ///< The same driver calls made directly on the timeline's semaphores (raw_cuda_acquire...).
 };
 
-/// Throws bench_failure naming `call` unless `rc` is CUDA_SUCCESS.
-void check_cu(const session& s, CUresult rc, std::string_view call) {
-  if (rc != CUDA_SUCCESS) throw bench_failure(std::string(call) + " failed: " + s.device.get_driver().error_name(rc));
-}
-
 /// frame_timeline::cuda_acquire(stream, frame) without membridge: cuWaitExternalSemaphoresAsync on
 /// the timeline's CUDA import of `consumed` through the driver table (no context check), from frame
 /// slots() on. The calling thread's current context must be the session's (cudaSetDevice).
@@ -319,7 +314,8 @@ void raw_cuda_acquire(const session& s, const sync::frame_timeline& t, CUstream 
   const CUexternalSemaphore consumed = t.cuda_consumed().native();
   CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS params{};
   params.params.fence.value = sync::frame_timeline::consumed_value(frame - t.slots());
-  check_cu(s, s.device.get_driver().api().cuWaitExternalSemaphoresAsync(&consumed, &params, 1, stream),
+  const cuda::driver& d = s.device.get_driver();
+  check_cu(d, d.api().cuWaitExternalSemaphoresAsync(&consumed, &params, 1, stream),
            "cuWaitExternalSemaphoresAsync (raw handoff floor)");
 }
 
@@ -329,7 +325,8 @@ void raw_cuda_release(const session& s, const sync::frame_timeline& t, CUstream 
   const CUexternalSemaphore produced = t.cuda_produced().native();
   CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS params{};
   params.params.fence.value = sync::frame_timeline::produced_value(frame);
-  check_cu(s, s.device.get_driver().api().cuSignalExternalSemaphoresAsync(&produced, &params, 1, stream),
+  const cuda::driver& d = s.device.get_driver();
+  check_cu(d, d.api().cuSignalExternalSemaphoresAsync(&produced, &params, 1, stream),
            "cuSignalExternalSemaphoresAsync (raw handoff floor)");
 }
 

@@ -12,6 +12,10 @@
 
 namespace membridge::bench::frame_loop {
 
+void check_cu(const cuda::driver& d, CUresult rc, std::string_view call) {
+  if (rc != CUDA_SUCCESS) throw bench_failure(std::string(call) + " failed: " + d.error_name(rc));
+}
+
 void check_vk(VkResult rc, std::string_view call, std::source_location where) {
   if (rc != VK_SUCCESS)
     throw bench_failure(where_text(where) + ' ' + std::string(call) + ": " + apps::vk_result_name(rc) + " (" +

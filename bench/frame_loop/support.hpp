@@ -7,6 +7,7 @@
 #include "cuda_support.hpp"
 
 #include <membridge/core/result.hpp>
+#include <membridge/cuda/driver.hpp>
 
 #include <cuda_runtime.h>
 #include <vulkan/vulkan_core.h>
@@ -49,7 +50,9 @@ inline constexpr std::chrono::seconds wait_timeout{10};
 
 /// Throws bench_failure naming the place, the call and the VkResult unless `rc` is VK_SUCCESS.
 void check_vk(VkResult rc, std::string_view call, std::source_location where = std::source_location::current());
-
+/// Throws bench_failure naming `call` and the error (`d`'s name for it) unless `rc` is CUDA_SUCCESS:
+/// for driver calls made directly (the raw handoff floor, the second context of idle_cuda_context).
+void check_cu(const cuda::driver& d, CUresult rc, std::string_view call);
 
 
 /// Checks a CUDA runtime call: on failure the benchmark ends with status 1 and a message naming

@@ -211,7 +211,7 @@ void viewer_loop(const session& s, mailbox_viewer& v, viewer_kind kind, int rate
   std::optional<idle_cuda_work> idle;
   std::optional<idle_context_work> other_context;
   if (kind == viewer_kind::idle_cuda) idle.emplace(s.ordinal);
-  if (kind == viewer_kind::idle_cuda_context) other_context.emplace(s.ordinal, s.params);
+  if (kind == viewer_kind::idle_cuda_context) other_context.emplace(s.device, s.params);
   const auto period = std::chrono::duration_cast<steady::duration>(std::chrono::duration<double>(1.0 / rate_hz));
   auto next = steady::now() + period;
   std::uint64_t f = 0;
