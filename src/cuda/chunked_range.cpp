@@ -2,11 +2,15 @@
 
 #include "detail/chunk_list.hpp"
 
+#include <memory>
 #include <utility>
 
 namespace membridge::cuda {
 
 chunked_range::chunked_range() noexcept = default;
+
+chunked_range::chunked_range(address_range range)
+    : range_(std::move(range)), chunks_(std::make_unique<detail::chunk_list>(range_)) {}
 
 chunked_range::chunked_range(chunked_range&& other) noexcept
     : range_(std::move(other.range_)),

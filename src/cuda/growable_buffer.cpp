@@ -87,13 +87,12 @@ result<std::size_t> common_granularity(const std::vector<const device*>& placeme
 
 growable_buffer::growable_buffer(address_range range, std::size_t granularity,
                                  const growable_buffer_options& options, std::vector<state_ptr> placement)
-    : granularity_(granularity),
+    : chunked_range(std::move(range)),
+      granularity_(granularity),
       policy_(options.chunks),
       memory_options_(options.memory),
       placement_(std::move(placement)),
       per_chunk_(options.placement.per_chunk) {
-  range_ = std::move(range);
-  chunks_ = std::make_unique<detail::chunk_list>(range_);
   std::vector<detail::peer_grant> grants;
   grants.reserve(options.access.size());
   for (const device_access& a : options.access) grants.push_back({a.gpu->state(), a.rights});

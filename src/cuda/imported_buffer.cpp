@@ -14,11 +14,11 @@ namespace membridge::cuda {
 result<imported_buffer> imported_buffer::reserve(const device& dev, std::size_t reserved_size) {
   if (!dev.valid()) return error(errc::invalid_argument, "imported_buffer::reserve", "the device is empty");
   if (reserved_size == 0) return error(errc::invalid_argument, "imported_buffer::reserve", "reserved_size is 0");
-  imported_buffer out;
-  MEMBRIDGE_TRY_ASSIGN(out.range_, address_range::reserve(dev, reserved_size));
-  out.chunks_ = std::make_unique<detail::chunk_list>(out.range_);
-  return out;
+  MEMBRIDGE_TRY_ASSIGN(address_range range, address_range::reserve(dev, reserved_size));
+  return imported_buffer(std::move(range));
 }
+
+imported_buffer::imported_buffer(address_range range) : chunked_range(std::move(range)) {}
 
 imported_buffer::imported_buffer() noexcept = default;
 

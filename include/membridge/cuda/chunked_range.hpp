@@ -45,6 +45,8 @@ class chunked_range {
  protected:
   /// Nothing reserved.
   chunked_range() noexcept;
+  /// Takes `range` (reserved, nothing mapped yet) with an empty chunk list over it.
+  explicit chunked_range(address_range range);
   /// Takes over `other`'s range and chunks; `other` becomes empty.
   chunked_range(chunked_range&& other) noexcept;
   /// Releases the held chunks and range (release_range()), then takes over `other`'s.

@@ -100,6 +100,8 @@ class imported_buffer : public chunked_range {
   [[nodiscard]] std::size_t reserved_size() const noexcept { return range_.size(); }
 
  private:
+  /// Takes the reserved `range`, nothing mapped (reserve()).
+  explicit imported_buffer(address_range range);
   using state_ptr = std::shared_ptr<const detail::device_state>;
   void release_all() noexcept;
   [[nodiscard]] result<void> check_chunk(const chunk_source& c, std::size_t expected_offset) const;
