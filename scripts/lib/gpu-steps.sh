@@ -1,6 +1,24 @@
-# scripts/lib/gpu-steps.sh: the verdict lines of the scripts that run on the GPU machine (gpu-run,
-# gpu-window). Source it after setting $summary (the summary file); `failed` becomes 1 when a step fails.
+# scripts/lib/gpu-steps.sh: what the scripts that run on the GPU machine (gpu-run, gpu-window) share:
+# unpacking the carried packages, a private XDG_RUNTIME_DIR, and the verdict lines. Source it after
+# setting $summary (the summary file); `failed` becomes 1 when a step fails.
 failed=0
+made_xdg=""  # the XDG_RUNTIME_DIR use_runtime_dir made (the caller removes it at exit), or empty
+
+# unpack_debs DIR: unpacks every package in DIR into / (the GPU machine has no package access).
+unpack_debs() {
+  local deb
+  for deb in "$1"/*.deb; do [ -e "$deb" ] && dpkg -x "$deb" /; done
+  ldconfig
+}
+
+# use_runtime_dir: ipc sockets by name live in $XDG_RUNTIME_DIR/membridge; the GPU machine may not set
+# it: then a private one is made (in $made_xdg) and exported.
+use_runtime_dir() {
+  if [ -z "${XDG_RUNTIME_DIR:-}" ] || [ ! -d "$XDG_RUNTIME_DIR" ]; then
+    made_xdg=$(mktemp -d /tmp/membridge-xdg-XXXXXX)
+    export XDG_RUNTIME_DIR=$made_xdg
+  fi
+}
 # note TEXT...: prints TEXT and appends it to the summary.
 note() { echo "$*" | tee -a "$summary"; }
 # step NAME LIMIT_S LOG CMD...: runs CMD with a time limit, output to LOG, and records the verdict.
