@@ -48,7 +48,8 @@ void idle_cuda_work::finish(std::uint64_t frames) {
   std::uint32_t got = 0;
   MEMBRIDGE_FRAME_LOOP_CUDA(cudaMemcpy(&got, word_, 4, cudaMemcpyDeviceToHost));
   const std::uint32_t b = static_cast<std::uint32_t>((frames - 1) & 0xFFU);
-  if (got != (b | b << 8U | b << 16U | b << 24U)) throw bench_failure("idle_cuda: the last memset's bytes did not land");
+  if (got != (b | b << 8U | b << 16U | b << 24U))
+    throw bench_failure("idle_cuda: the last memset's bytes did not land");
 }
 
 idle_context_work::idle_context_work(const cuda::device& device, const particles::sim_params& params)

@@ -243,12 +243,7 @@ result<void> window::state::make_swapchain() {
   if (const VkResult r = vk->vkGetSwapchainImagesKHR(device, swapchain, &count, images.data()); r != VK_SUCCESS)
     return vk_error(r, "vkGetSwapchainImagesKHR");
   images.resize(count);
-  VkSemaphoreCreateInfo semaphore{};
-  semaphore.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
-  rendered.resize(count, VK_NULL_HANDLE);
-  for (VkSemaphore& s : rendered)
-    if (const VkResult r = vk->vkCreateSemaphore(device, &semaphore, nullptr, &s); r != VK_SUCCESS)
-      return vk_error(r, "vkCreateSemaphore", "a swapchain image's render-done semaphore");
+  MEMBRIDGE_TRY(make_semaphores(side(), count, rendered, "a swapchain image's render-done semaphore"));
   return make_capture_buffer(*this);
 }
 
@@ -356,26 +351,9 @@ result<window> window::create(window_system& system, const membridge::vulkan::de
   if (!relay_reason.empty())
     MEMBRIDGE_TRY(start_relay(*s, system, context, frame_slots, choice == present_choice::relay, relay_reason));
 
-  VkCommandPoolCreateInfo pool{};
-  pool.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
-  pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
-  pool.queueFamilyIndex = s->queue.family;
-  if (const VkResult rc = s->vk->vkCreateCommandPool(s->device, &pool, nullptr, &s->pool); rc != VK_SUCCESS)
-    return vk_error(rc, "vkCreateCommandPool", "the window's blit commands");
-  s->blits.resize(frame_slots);
-  VkCommandBufferAllocateInfo alloc{};
-  alloc.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
-  alloc.commandPool = s->pool;
-  alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  alloc.commandBufferCount = frame_slots;
-  if (const VkResult rc = s->vk->vkAllocateCommandBuffers(s->device, &alloc, s->blits.data()); rc != VK_SUCCESS)
-    return vk_error(rc, "vkAllocateCommandBuffers", "the window's blit commands");
-  VkSemaphoreCreateInfo semaphore{};
-  semaphore.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
-  s->acquired.resize(frame_slots, VK_NULL_HANDLE);
-  for (VkSemaphore& sem : s->acquired)
-    if (const VkResult rc = s->vk->vkCreateSemaphore(s->device, &semaphore, nullptr, &sem); rc != VK_SUCCESS)
-      return vk_error(rc, "vkCreateSemaphore", "a swapchain acquire semaphore");
+  MEMBRIDGE_TRY(make_command_buffers(s->side(), s->queue.family, frame_slots, s->pool, s->blits,
+                                     "the window's blit commands"));
+  MEMBRIDGE_TRY(make_semaphores(s->side(), frame_slots, s->acquired, "a swapchain acquire semaphore"));
   MEMBRIDGE_TRY(make_overlay_buffers(*s));
   MEMBRIDGE_TRY(s->make_swapchain());
   return window(std::move(s));
@@ -484,8 +462,39 @@ result<void> window::present(const present_job& job) {
   return queue_present(*state_, job.rendered, job.image_index);
 }
 
+result<void> make_command_buffers(const device_side& d, std::uint32_t family, std::uint32_t count, VkCommandPool& pool,
+                                  std::vector<VkCommandBuffer>& buffers, const char* what) {
+  VkCommandPoolCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+  info.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  info.queueFamilyIndex = family;
+  if (const VkResult rc = d.vk->vkCreateCommandPool(d.device, &info, nullptr, &pool); rc != VK_SUCCESS)
+    return vk_error(rc, "vkCreateCommandPool", what);
+  buffers.resize(count);
+  VkCommandBufferAllocateInfo alloc{};
+  alloc.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+  alloc.commandPool = pool;
+  alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  alloc.commandBufferCount = count;
+  if (const VkResult rc = d.vk->vkAllocateCommandBuffers(d.device, &alloc, buffers.data()); rc != VK_SUCCESS)
+    return vk_error(rc, "vkAllocateCommandBuffers", what);
+  return membridge::ok();
+}
+
+result<void> make_semaphores(const device_side& d, std::size_t count, std::vector<VkSemaphore>& semaphores,
+                             const char* what) {
+  semaphores.resize(count, VK_NULL_HANDLE);
+  VkSemaphoreCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
+  for (VkSemaphore& sem : semaphores)
+    if (const VkResult rc = d.vk->vkCreateSemaphore(d.device, &info, nullptr, &sem); rc != VK_SUCCESS)
+      return vk_error(rc, "vkCreateSemaphore", what);
+  return membridge::ok();
+}
+
 result<void> begin_one_time(const VolkDeviceTable& vk, VkCommandBuffer cmd) {
-  if (const VkResult rc = vk.vkResetCommandBuffer(cmd, 0); rc != VK_SUCCESS) return vk_error(rc, "vkResetCommandBuffer");
+  if (const VkResult rc = vk.vkResetCommandBuffer(cmd, 0); rc != VK_SUCCESS)
+    return vk_error(rc, "vkResetCommandBuffer");
   VkCommandBufferBeginInfo begin{};
   begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
   begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;

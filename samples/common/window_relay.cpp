@@ -52,10 +52,12 @@ bool presents(const window::state& s, PFN_vkGetPhysicalDeviceQueueFamilyProperti
 /// when `allow_same_device` and no other does. Other devices are asked first, and the rendering one
 /// only when none can: NVIDIA's driver 580 calls through a null pointer in its surface queries on an X
 /// display without GLX, so a forced relay (MEMBRIDGE_WINDOW_PRESENT=relay) avoids asking it at all.
-std::optional<presenter_choice> choose_presenter(const window::state& s, const membridge::vulkan::device_context& render,
+std::optional<presenter_choice> choose_presenter(const window::state& s,
+                                                 const membridge::vulkan::device_context& render,
                                                  bool allow_same_device) {
   const PFN_vkGetInstanceProcAddr gipa = render.get_instance_proc_addr();
-  const auto enumerate = reinterpret_cast<PFN_vkEnumeratePhysicalDevices>(gipa(s.instance, "vkEnumeratePhysicalDevices"));
+  const auto enumerate =
+      reinterpret_cast<PFN_vkEnumeratePhysicalDevices>(gipa(s.instance, "vkEnumeratePhysicalDevices"));
   const auto properties =
       reinterpret_cast<PFN_vkGetPhysicalDeviceProperties2>(gipa(s.instance, "vkGetPhysicalDeviceProperties2"));
   const auto families = reinterpret_cast<PFN_vkGetPhysicalDeviceQueueFamilyProperties>(
@@ -86,33 +88,14 @@ std::optional<presenter_choice> choose_presenter(const window::state& s, const m
 
 /// Makes the rendering side's pool, per-slot copy commands and semaphores, and its fence.
 result<void> make_render_side(window_relay& r, std::uint32_t slots) {
-  const VolkDeviceTable& vk = *r.render.vk;
-  const VkDevice device = r.render.device;
-  VkCommandPoolCreateInfo pool{};
-  pool.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
-  pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
-  pool.queueFamilyIndex = r.render_queue.family;
-  if (const VkResult rc = vk.vkCreateCommandPool(device, &pool, nullptr, &r.pool); rc != VK_SUCCESS)
-    return vk_error(rc, "vkCreateCommandPool", "the relay's read-back commands");
-  r.copies.resize(slots);
-  VkCommandBufferAllocateInfo alloc{};
-  alloc.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
-  alloc.commandPool = r.pool;
-  alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  alloc.commandBufferCount = slots;
-  if (const VkResult rc = vk.vkAllocateCommandBuffers(device, &alloc, r.copies.data()); rc != VK_SUCCESS)
-    return vk_error(rc, "vkAllocateCommandBuffers", "the relay's read-back commands");
-  VkSemaphoreCreateInfo semaphore{};
-  semaphore.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
-  for (std::vector<VkSemaphore>* list : {&r.acquired, &r.rendered}) {
-    list->resize(slots, VK_NULL_HANDLE);
-    for (VkSemaphore& sem : *list)
-      if (const VkResult rc = vk.vkCreateSemaphore(device, &semaphore, nullptr, &sem); rc != VK_SUCCESS)
-        return vk_error(rc, "vkCreateSemaphore", "the relay's frame semaphores");
-  }
+  MEMBRIDGE_TRY(make_command_buffers(r.render, r.render_queue.family, slots, r.pool, r.copies,
+                                     "the relay's read-back commands"));
+  MEMBRIDGE_TRY(make_semaphores(r.render, slots, r.acquired, "the relay's acquire semaphores"));
+  MEMBRIDGE_TRY(make_semaphores(r.render, slots, r.rendered, "the relay's render-done semaphores"));
   VkFenceCreateInfo fence{};
   fence.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
-  if (const VkResult rc = vk.vkCreateFence(device, &fence, nullptr, &r.render_done); rc != VK_SUCCESS)
+  if (const VkResult rc = r.render.vk->vkCreateFence(r.render.device, &fence, nullptr, &r.render_done);
+      rc != VK_SUCCESS)
     return vk_error(rc, "vkCreateFence", "the relay's frame fence");
   return membridge::ok();
 }

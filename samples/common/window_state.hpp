@@ -147,6 +147,15 @@ void destroy_host_buffer(const device_side& d, host_buffer& b) noexcept;
 /// `source` (width x height, TRANSFER_SRC_OPTIMAL) blitted into it scaled to fit, then record_frame_end().
 void record_present(window::state& s, VkCommandBuffer cmd, std::uint32_t slot, VkImage source, std::uint32_t width,
                     std::uint32_t height, VkImage target);
+/// Makes on `d` a command pool for queue family `family` (buffers resettable one by one) and `count`
+/// primary command buffers from it into `buffers`. Errors: Vulkan errors naming `what`.
+[[nodiscard]] membridge::result<void> make_command_buffers(const device_side& d, std::uint32_t family,
+                                                           std::uint32_t count, VkCommandPool& pool,
+                                                           std::vector<VkCommandBuffer>& buffers, const char* what);
+/// Makes `count` binary semaphores on `d` into `semaphores` (resized first: on error the ones not
+/// made are VK_NULL_HANDLE, and destroying every entry is safe). Errors: Vulkan errors naming `what`.
+[[nodiscard]] membridge::result<void> make_semaphores(const device_side& d, std::size_t count,
+                                                      std::vector<VkSemaphore>& semaphores, const char* what);
 /// Resets `cmd` and begins it for one submission. Errors: Vulkan errors.
 [[nodiscard]] membridge::result<void> begin_one_time(const VolkDeviceTable& vk, VkCommandBuffer cmd);
 /// Presents swapchain image `index` on the presenting queue once `rendered` is signalled.
