@@ -454,10 +454,7 @@ std::pair<double, double> measure_handoff_floor_ms(session& s, const scene& sc, 
   };
   const mode_run run = pipelined_frames(s, timeline, {handoff_floor_warmup, handoff_floor_frames, 1}, work, calls,
                                        "the handoff floor frames");
-  double sum = 0.0;
-  for (const double ms : run.frame_ms) sum += ms;
-  const double mean = run.frame_ms.empty() ? std::nan("") : sum / static_cast<double>(run.frame_ms.size());
-  return {mean, median(run.frame_ms)};
+  return {mean(run.frame_ms), median(run.frame_ms)};
 }
 
 }  // namespace

@@ -25,9 +25,7 @@ across_rounds over_rounds(const config_result& r, mode m,
   across_rounds out;
   for (const round_result& round : r.rounds) {
     const std::vector<double>& values = pick(round.runs[static_cast<std::size_t>(m)]);
-    double sum = 0.0;
-    for (const double v : values) sum += v;
-    out.round_means.push_back(values.empty() ? std::nan("") : sum / static_cast<double>(values.size()));
+    out.round_means.push_back(mean(values));
     out.round_medians.push_back(median(values));
     out.round_p99s.push_back(percentile(values, 0.99));
   }

@@ -8,13 +8,6 @@ namespace membridge::bench::frame_loop {
 
 namespace {
 
-double mean_of(const std::vector<double>& values) {
-  if (values.empty()) return std::nan("");
-  double sum = 0.0;
-  for (const double v : values) sum += v;
-  return sum / static_cast<double>(values.size());
-}
-
 json finite_or_null(double value, int decimals) {
   return std::isfinite(value) ? json(rounded(value, decimals)) : json(nullptr);
 }
@@ -29,7 +22,7 @@ viewed_summary summarize_viewed(const viewed_result& r) {
   viewed_summary s;
   std::vector<double> alone;
   for (const viewed_run& a : r.alone) alone.push_back(a.steps_per_s());
-  s.alone_steps_per_s = mean_of(alone);
+  s.alone_steps_per_s = mean(alone);
   s.alone_step_us = 1e6 / s.alone_steps_per_s;
   s.draw_alone_us_median = median(r.draw_alone_gpu_us);
   s.draw_alone_us_p99 = percentile(r.draw_alone_gpu_us, 0.99);
@@ -43,14 +36,14 @@ viewed_summary summarize_viewed(const viewed_result& r) {
     const std::size_t g = i / per_kind;
     std::vector<double> bracket;
     for (std::size_t k = g; k <= g + 1 && k < r.alone.size(); ++k) bracket.push_back(r.alone[k].steps_per_s());
-    x.baseline_steps_per_s = bracket.empty() ? s.alone_steps_per_s : mean_of(bracket);
+    x.baseline_steps_per_s = bracket.empty() ? s.alone_steps_per_s : mean(bracket);
     x.ratio = run.steps_per_s() / x.baseline_steps_per_s;
     x.drawn_per_s = run.window_ms > 0.0 ? static_cast<double>(run.frames) * 1e3 / run.window_ms : 0.0;
     const double step_us = 1e6 / x.baseline_steps_per_s;
     x.lost_us_per_frame = run.frames == 0 ? std::nan("")
                                           : (run.window_ms * 1e3 - static_cast<double>(run.steps) * step_us) /
                                                 static_cast<double>(run.frames);
-    x.frame_gpu_us_mean = mean_of(run.frame_gpu_us);
+    x.frame_gpu_us_mean = mean(run.frame_gpu_us);
     x.frame_gpu_us_median = median(run.frame_gpu_us);
     x.frame_gpu_us_p99 = percentile(run.frame_gpu_us, 0.99);
     x.handoff_us_per_frame = x.lost_us_per_frame - x.frame_gpu_us_mean;

@@ -1,6 +1,7 @@
 #include "stats.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -32,6 +33,11 @@ double percentile(std::vector<double> values, double fraction) {
   const std::size_t above = std::min(below + 1, values.size() - 1);
   const double weight = position - static_cast<double>(below);
   return values[below] + (values[above] - values[below]) * weight;
+}
+
+double mean(const std::vector<double>& values) {
+  if (values.empty()) return not_a_number;
+  return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
 }
 
 double median(std::vector<double> values) { return percentile(std::move(values), 0.5); }

@@ -31,6 +31,9 @@ struct summary {
 /// between the two nearest order statistics (NumPy's default). NaN for an empty sample.
 [[nodiscard]] double percentile(std::vector<double> values, double fraction);
 
+/// The arithmetic mean of `values`; NaN when empty.
+[[nodiscard]] double mean(const std::vector<double>& values);
+
 /// The median of `values` (the mean of the two middle values for an even count); NaN when empty.
 [[nodiscard]] double median(std::vector<double> values);
 
