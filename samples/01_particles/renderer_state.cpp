@@ -2,6 +2,8 @@
 // frames finish), memory types, buffers, command buffers, frame slots and fence waits.
 #include "renderer_state.hpp"
 
+#include "vk_image.hpp"  // samples/common
+
 #include <membridge/core/log.hpp>
 
 #include <string>
@@ -141,21 +143,11 @@ result<void> particle_renderer::state::make_slot(frame_slot& slot) {
   const VkDevice d = device.device;
   const std::string context = "creating a " + std::to_string(options.width) + "x" + std::to_string(options.height) +
                               " colour image for a frame slot";
-  VkImageCreateInfo image{};
-  image.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO;
-  image.imageType = VK_IMAGE_TYPE_2D;
-  image.format = colour_format;
-  image.extent = {options.width, options.height, 1};
-  image.mipLevels = 1;
-  image.arrayLayers = 1;
-  image.samples = VK_SAMPLE_COUNT_1_BIT;
-  image.tiling = VK_IMAGE_TILING_OPTIMAL;
   // splat writes the image from a compute shader; points draws into it as a colour attachment.
-  image.usage = (options.method == render_method::splat ? VK_IMAGE_USAGE_STORAGE_BIT
-                                                        : VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT) |
-                VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
-  image.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-  image.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+  const VkImageCreateInfo image = apps::colour_image_info(
+      colour_format, {options.width, options.height},
+      (options.method == render_method::splat ? VK_IMAGE_USAGE_STORAGE_BIT : VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT) |
+          VK_IMAGE_USAGE_TRANSFER_SRC_BIT);
   if (const VkResult rc = vk->vkCreateImage(d, &image, nullptr, &slot.image); rc != VK_SUCCESS)
     return vk_error(rc, "vkCreateImage", context);
   MEMBRIDGE_TRY_ASSIGN(const device_memory memory,

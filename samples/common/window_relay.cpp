@@ -3,6 +3,7 @@
 #include "window.hpp"  // first: its Vulkan types come before GLFW's Vulkan declarations
 
 #include "vk_error.hpp"
+#include "vk_image.hpp"
 #include "window_relay.hpp"
 
 #include <membridge/core/log.hpp>
@@ -126,18 +127,8 @@ result<void> fit_presenting_side(const device_side& d, window_relay& r, VkExtent
   }
   if (r.staging_extent.width == extent.width && r.staging_extent.height == extent.height) return membridge::ok();
   destroy_staging(d, r);
-  VkImageCreateInfo info{};
-  info.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO;
-  info.imageType = VK_IMAGE_TYPE_2D;
-  info.format = VK_FORMAT_R8G8B8A8_UNORM;
-  info.extent = {extent.width, extent.height, 1};
-  info.mipLevels = 1;
-  info.arrayLayers = 1;
-  info.samples = VK_SAMPLE_COUNT_1_BIT;
-  info.tiling = VK_IMAGE_TILING_OPTIMAL;
-  info.usage = VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
-  info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-  info.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+  const VkImageCreateInfo info = colour_image_info(VK_FORMAT_R8G8B8A8_UNORM, extent,
+                                                   VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT);
   if (const VkResult rc = d.vk->vkCreateImage(d.device, &info, nullptr, &r.staging); rc != VK_SUCCESS)
     return vk_error(rc, "vkCreateImage", "the relay's staging image");
   VkMemoryRequirements req{};
